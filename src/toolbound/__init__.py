@@ -1,0 +1,24 @@
+"""toolbound: a tool host for AI coding agents whose results never flood the context.
+
+The public surface; everything else is internal.
+"""
+
+from toolbound.bounds import Cut, truncate_to
+from toolbound.host import ToolHost
+from toolbound.limits import DEFAULT_LIMITS, Budget, Limits
+from toolbound.results import ErrorCode, ToolError
+from toolbound.tooldefs import builtin_tool_defs
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "Budget",
+    "Cut",
+    "ErrorCode",
+    "Limits",
+    "ToolError",
+    "ToolHost",
+    "builtin_tool_defs",
+    "truncate_to",
+]
+
+__version__ = "0.1.0"

@@ -1,0 +1,5 @@
+import sys
+
+from toolbound.cli import main
+
+sys.exit(main())

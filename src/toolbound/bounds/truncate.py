@@ -1,0 +1,227 @@
+"""``truncate_to``: the one function that cuts a stream to a budget.
+
+It works on the UTF-8 bytes of the held text, with ``bytes.find``/``rfind``
+doing the scanning, so cutting 512 KB costs a few C-level passes. The kept part
+is always whole lines, except when not one complete line fits: then a single
+line's char-boundary-safe prefix (head) or suffix (tail) is kept, never an
+empty payload. The marker is appended for a head cut and prepended for a tail
+cut (seed section 3), and it is present exactly when something was cut.
+
+Pieces:
+    Cut          the kept text, the record of the cut, and the payload
+    truncate_to  held text + true totals + budget + end -> Cut
+    count_lines  lines as the markers count them
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Literal
+
+from toolbound.bounds import markers
+from toolbound.limits import Keep
+
+Fired = Literal["bytes", "lines", "capture"]
+
+_NL = 0x0A
+
+
+def count_lines(data: bytes) -> int:
+    """Newline-terminated lines, plus a final unterminated one."""
+    if not data:
+        return 0
+    return data.count(b"\n") + (0 if data[-1] == _NL else 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """What ``truncate_to`` kept, and the record of why.
+
+    ``kept`` is the surviving text without a marker; ``payload`` is what the
+    model sees (``kept`` plus the marker, when cut). Counts are of UTF-8 bytes
+    and of lines as :func:`count_lines` counts them.
+    """
+
+    kept: str
+    keep: Keep
+    truncated: bool
+    kept_bytes: int
+    kept_lines: int
+    total_bytes: int
+    total_lines: int
+    max_bytes: int
+    max_lines: int
+    fired: Fired | None
+    # Set when not one complete line fitted: the size of the line that was cut.
+    single_line_bytes: int | None = None
+    spill_path: str | None = None
+
+    @property
+    def marker(self) -> str | None:
+        """The seed's marker for this cut, or None when nothing was cut."""
+        if not self.truncated:
+            return None
+        if self.single_line_bytes is not None:
+            return markers.single_line_marker(
+                kept_bytes=self.kept_bytes,
+                line_bytes=self.single_line_bytes,
+                max_bytes=self.max_bytes,
+                spill_path=self.spill_path,
+            )
+        return markers.lines_marker(
+            keep=self.keep,
+            kept_lines=self.kept_lines,
+            total_lines=self.total_lines,
+            max_lines=self.max_lines,
+            max_bytes=self.max_bytes,
+            spill_path=self.spill_path,
+        )
+
+    @property
+    def payload(self) -> str:
+        """The kept text with the marker appended (head) or prepended (tail)."""
+        marker = self.marker
+        if marker is None:
+            return self.kept
+        if self.keep == "tail":
+            return f"{marker}\n{self.kept}"
+        if not self.kept or self.kept.endswith("\n"):
+            return f"{self.kept}{marker}"
+        return f"{self.kept}\n{marker}"
+
+    def with_spill(self, spill_path: str | None) -> Cut:
+        """The same cut, its marker naming a spill file that now exists."""
+        return dataclasses.replace(self, spill_path=spill_path)
+
+
+def _to_utf8(held: str | bytes) -> bytes:
+    if isinstance(held, str):
+        return held.encode("utf-8", "replace")
+    # Round-trip only when needed: valid UTF-8 passes through unchanged.
+    try:
+        held.decode("utf-8")
+    except UnicodeDecodeError:
+        return held.decode("utf-8", "replace").encode("utf-8")
+    return held
+
+
+def _prefix_end(data: bytes, end: int) -> int:
+    """The largest char boundary <= ``end`` (data is valid UTF-8)."""
+    while 0 < end < len(data) and data[end] & 0xC0 == 0x80:
+        end -= 1
+    return end
+
+
+def _suffix_start(data: bytes, start: int) -> int:
+    """The smallest char boundary >= ``start`` (data is valid UTF-8)."""
+    while 0 < start < len(data) and data[start] & 0xC0 == 0x80:
+        start += 1
+    return start
+
+
+def _head_end(data: bytes, max_bytes: int, max_lines: int) -> tuple[int, Fired | None]:
+    """Where a head cut ends: after whole lines within both limits."""
+    end_by_lines = len(data)
+    pos = 0
+    for _ in range(max_lines):
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            break
+        pos = nl + 1
+    else:
+        end_by_lines = pos
+    if end_by_lines <= max_bytes:
+        return end_by_lines, ("lines" if end_by_lines < len(data) else None)
+    if len(data) <= max_bytes:
+        return len(data), None
+    return data.rfind(b"\n", 0, max_bytes) + 1, "bytes"
+
+
+def _tail_start(data: bytes, max_bytes: int, max_lines: int) -> tuple[int, Fired | None]:
+    """Where a tail cut starts: at the first of the last whole lines within both limits."""
+    start_by_lines = 0
+    search_end = len(data) - 1 if data and data[-1] == _NL else len(data)
+    for _ in range(max_lines):
+        nl = data.rfind(b"\n", 0, search_end)
+        if nl < 0:
+            break
+        search_end = nl
+    else:
+        start_by_lines = search_end + 1
+    if len(data) - start_by_lines <= max_bytes:
+        return start_by_lines, ("lines" if start_by_lines > 0 else None)
+    if len(data) <= max_bytes:
+        return 0, None
+    nl = data.find(b"\n", len(data) - max_bytes - 1)
+    # Only a line start that leaves at least one complete line counts.
+    if nl < 0 or nl + 1 >= len(data):
+        return len(data), "bytes"
+    return nl + 1, "bytes"
+
+
+def truncate_to(
+    held: str | bytes,
+    *,
+    max_bytes: int,
+    max_lines: int,
+    keep: Keep,
+    total_bytes: int | None = None,
+    total_lines: int | None = None,
+    spill_path: str | None = None,
+) -> Cut:
+    """Cut ``held`` to ``max_bytes`` UTF-8 bytes and ``max_lines`` lines, keeping one end.
+
+    ``held`` is what the caller retained of a stream; ``total_bytes`` and
+    ``total_lines`` are the whole stream's true size, which may exceed what is
+    held (a capture ceiling dropped the rest): the cut is then reported even if
+    ``held`` itself fits. Invalid UTF-8 bytes are replaced with U+FFFD, never
+    raised. ``spill_path`` names a full copy that was actually written.
+    """
+    if max_bytes < 4:
+        raise ValueError("max_bytes must hold at least one character (4 bytes)")
+    if max_lines < 1:
+        raise ValueError("max_lines must be at least 1")
+    data = _to_utf8(held)
+    held_lines = count_lines(data)
+    whole_bytes = max(total_bytes if total_bytes is not None else len(data), len(data))
+    whole_lines = max(total_lines if total_lines is not None else held_lines, held_lines)
+
+    single_line: int | None = None
+    if keep == "head":
+        end, fired = _head_end(data, max_bytes, max_lines)
+        if end == 0 and data:
+            # Not one complete line fits: keep a char-safe prefix of the first line.
+            nl = data.find(b"\n")
+            single_line = nl + 1 if nl >= 0 else whole_bytes if whole_lines <= 1 else len(data)
+            end = _prefix_end(data, max_bytes)
+        kept_data = data[:end]
+    else:
+        start, fired = _tail_start(data, max_bytes, max_lines)
+        if start == len(data) and data:
+            # Not one complete line fits: keep a char-safe suffix of the last line.
+            search_end = len(data) - 1 if data[-1] == _NL else len(data)
+            nl = data.rfind(b"\n", 0, search_end)
+            single_line = len(data) - (nl + 1) if nl >= 0 else len(data)
+            if nl < 0 and whole_lines <= 1:
+                single_line = whole_bytes
+            start = _suffix_start(data, len(data) - max_bytes)
+        kept_data = data[start:]
+
+    if fired is None and (whole_bytes > len(data) or whole_lines > held_lines):
+        fired = "capture"
+    kept_bytes = len(kept_data)
+    return Cut(
+        kept=kept_data.decode("utf-8"),
+        keep=keep,
+        truncated=fired is not None,
+        kept_bytes=kept_bytes,
+        kept_lines=count_lines(kept_data),
+        total_bytes=whole_bytes,
+        total_lines=whole_lines,
+        max_bytes=max_bytes,
+        max_lines=max_lines,
+        fired=fired,
+        single_line_bytes=single_line,
+        spill_path=spill_path,
+    )

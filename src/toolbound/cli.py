@@ -1,0 +1,116 @@
+"""The ``toolbound`` command line: a thin adapter over ``ToolHost``.
+
+``toolbound call TOOL 'JSON_ARGS'`` prints one JSON document (exit 0 for a
+result, 1 for a tool error result, 2 for a usage error); with ``--events`` it
+prints JSON Lines: every chunk event, then the result event.
+``toolbound tools`` prints ``builtin_tool_defs()``.
+
+Pieces:
+    build_parser  the argparse tree
+    main          entry point of the console script
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from toolbound.limits import DEFAULT_LIMITS
+from toolbound.results import ToolError
+from toolbound.tooldefs import builtin_tool_defs
+
+# The CLI's own session when none is named, so a spill file named by one call
+# stays readable by the next.
+CLI_SESSION = "cli"
+
+
+def _add_places(p: argparse.ArgumentParser, *, workspace: bool = True) -> None:
+    if workspace:
+        p.add_argument("--workspace", default=".", help="folder the tools serve (default: cwd)")
+    p.add_argument("--data-dir", default=None, help="store and scratch dirs")
+    if workspace:
+        p.add_argument(
+            "--allow-external",
+            action="append",
+            default=[],
+            metavar="DIR",
+            help="approve a folder outside the workspace (repeatable)",
+        )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="toolbound", description="A tool host for AI coding agents, with bounded results."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    call = sub.add_parser("call", help="run one tool and print its result as JSON")
+    call.add_argument("tool", help="Read, Glob, Grep or Bash")
+    call.add_argument("args", help="the tool's arguments as a JSON object")
+    _add_places(call)
+    call.add_argument("--session", default=CLI_SESSION, help="session id")
+    call.add_argument("--events", action="store_true", help="print JSON Lines events")
+
+    tools = sub.add_parser("tools", help="print the tool definitions")
+    tools.add_argument("--format", choices=["anthropic", "openai", "mcp"], default="anthropic")
+    return parser
+
+
+def _dump(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False)
+
+
+async def _call(ns: argparse.Namespace, args: Any) -> int:
+    from toolbound.host import ToolHost
+
+    async with ToolHost(
+        workspace=ns.workspace,
+        data_dir=ns.data_dir,
+        session_id=ns.session,
+        allow_external=ns.allow_external,
+    ) as host:
+        result: dict[str, Any] = {}
+        async for event in host.stream(ns.tool, args):
+            if ns.events:
+                sys.stdout.write(_dump(event) + "\n")
+                sys.stdout.flush()
+            if event["type"] == "result":
+                result = event["result"]
+        if not ns.events:
+            sys.stdout.write(_dump(result) + "\n")
+    return 1 if "error" in result else 0
+
+
+def _usage(message: str) -> int:
+    sys.stderr.write(f"toolbound: {message}\n")
+    return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    ns = parser.parse_args(argv)
+    if ns.command == "tools":
+        sys.stdout.write(_dump(builtin_tool_defs(DEFAULT_LIMITS, ns.format)) + "\n")
+        return 0
+    if ns.command == "call":
+        try:
+            args = json.loads(ns.args)
+        except json.JSONDecodeError as err:
+            return _usage(f"JSON_ARGS is not valid JSON ({err}); pass one JSON object")
+        try:
+            return asyncio.run(_call(ns, args))
+        except ToolError as err:
+            return _usage(err.message)
+        except (ValueError, OSError) as err:
+            return _usage(str(err))
+        except KeyboardInterrupt:
+            return 130
+    return _usage(f"unknown command {ns.command}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

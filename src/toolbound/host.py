@@ -1,0 +1,223 @@
+"""``ToolHost``: dispatch a tool call, stream its events, bound its lifetime.
+
+A call is a chain of stages: parse the arguments against the limits in force
+(``TOOL_INVALID_ARGUMENT`` / ``TOOL_UNKNOWN`` on failure), run the tool as a
+task, relay its chunk events in ``seq`` order, then the one result event. No
+event follows the result. Cancelling the caller aborts the call and waits for
+the tool to finish stopping before the cancellation goes on.
+
+Pieces:
+    ToolHost    the async host: call(), stream(), abort()
+    _EventSink  thread-safe, seq-numbering queue of one call's events
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import threading
+import uuid
+from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from toolbound.arguments import parse_args
+from toolbound.limits import DEFAULT_LIMITS, Limits
+from toolbound.paths import Roots, default_data_dir
+from toolbound.results import (
+    ChunkEvent,
+    ErrorCode,
+    ResultEvent,
+    Stream,
+    ToolError,
+    WireModel,
+)
+from toolbound.scratch import LiveLock, Scratch, check_session_id, sweep
+from toolbound.tools import TOOL_NAMES, ToolContext, load_runner
+
+
+class _EventSink:
+    """One call's events: seq assigned at emission, under a lock, from any thread."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, tool_call_id: str) -> None:
+        self._loop = loop
+        self._id = tool_call_id
+        self._lock = threading.Lock()
+        self._seq = 0
+        self._items: collections.deque[dict[str, Any]] = collections.deque()
+        self._wake = asyncio.Event()
+        self._closed = False
+
+    def _push(self, make: Any) -> bool:
+        with self._lock:
+            if self._closed:
+                return False
+            self._items.append(make(self._seq))
+            self._seq += 1
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self._loop:
+            self._wake.set()
+        else:
+            self._loop.call_soon_threadsafe(self._wake.set)
+        return True
+
+    def chunk(self, stream: Stream, data: str) -> None:
+        if data:
+            self._push(
+                lambda seq: ChunkEvent(
+                    tool_call_id=self._id, stream=stream, seq=seq, data=data
+                ).to_wire()
+            )
+
+    def close(self, result: dict[str, Any]) -> None:
+        self._push(lambda seq: ResultEvent(tool_call_id=self._id, seq=seq, result=result).to_wire())
+        with self._lock:
+            self._closed = True
+
+    def fail(self, exc: BaseException) -> None:
+        """The tool crashed: end the events, re-raising its exception to the consumer."""
+        self._push(lambda _seq: {"type": "failed", "exc": exc})
+        with self._lock:
+            self._closed = True
+
+    async def events(self) -> AsyncIterator[dict[str, Any]]:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while True:
+                with self._lock:
+                    if not self._items:
+                        break
+                    item = self._items.popleft()
+                if item["type"] == "failed":
+                    raise item["exc"]
+                yield item
+                if item["type"] == "result":
+                    return
+
+
+class ToolHost:
+    """Runs Read, Glob, Grep and Bash for one session, within the limits.
+
+    ``call`` returns the result as a plain dict (a tool error is a result,
+    ``{"error": {"code", "message"}}``, never an exception); ``stream`` yields
+    the chunk events and then the one result event.
+    """
+
+    def __init__(
+        self,
+        workspace: str | Path = ".",
+        data_dir: str | Path | None = None,
+        session_id: str | None = None,
+        allow_external: Iterable[str | Path] = (),
+        *,
+        limits: Limits = DEFAULT_LIMITS,
+    ) -> None:
+        self.limits = limits
+        self.workspace = Path(workspace).resolve()
+        if not self.workspace.is_dir():
+            raise ValueError(f"workspace {workspace} is not a directory")
+        self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+        self.data_dir = self.data_dir.absolute()
+        self.session_id = check_session_id(session_id or f"s-{uuid.uuid4().hex[:16]}")
+        self.scratch = Scratch(self.data_dir, self.session_id)
+        self.roots = Roots.create(self.workspace, self.scratch.dir, allow_external)
+        self._live = LiveLock(self.data_dir, self.session_id)
+        self._calls: dict[str, ToolContext] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    async def __aenter__(self) -> ToolHost:
+        self._live.acquire()
+        sweep(self.data_dir, stale_s=self.limits.scratch_stale_s, keep=frozenset({self.session_id}))
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Abort running calls, wait for them to stop, release the session."""
+        for ctx in list(self._calls.values()):
+            ctx.abort.set()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._live.release()
+
+    def abort(self, tool_call_id: str) -> bool:
+        """Abort a running call; False if no such call is running."""
+        ctx = self._calls.get(tool_call_id)
+        if ctx is None:
+            return False
+        ctx.abort.set()
+        return True
+
+    async def call(
+        self, name: str, args: object, *, tool_call_id: str | None = None
+    ) -> dict[str, Any]:
+        """Run a tool to completion and return its result dict."""
+        result: dict[str, Any] = {}
+        async for event in self.stream(name, args, tool_call_id=tool_call_id):
+            if event["type"] == "result":
+                result = event["result"]
+        return result
+
+    async def stream(
+        self, name: str, args: object, *, tool_call_id: str | None = None
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Yield a call's chunk events in ``seq`` order, then its result event."""
+        call_id = tool_call_id or f"call_{uuid.uuid4().hex[:16]}"
+        sink = _EventSink(asyncio.get_running_loop(), call_id)
+        ctx = ToolContext(
+            limits=self.limits,
+            roots=self.roots,
+            scratch=self.scratch,
+            tool_call_id=call_id,
+            emit=sink.chunk,
+            abort=asyncio.Event(),
+        )
+        task = asyncio.create_task(self._run(name, args, ctx, sink))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        try:
+            async for event in sink.events():
+                yield event
+        finally:
+            if not task.done():
+                ctx.abort.set()
+                # Always wait for the tool to finish stopping (its process tree
+                # included) before a cancellation goes on.
+                await asyncio.shield(asyncio.wait({task}))
+
+    async def _run(self, name: str, raw: object, ctx: ToolContext, sink: _EventSink) -> None:
+        self._calls[ctx.tool_call_id] = ctx
+        try:
+            result = await self._dispatch(name, raw, ctx)
+            sink.close(result.to_wire())
+        except Exception as exc:
+            # A bug, not a tool error: the consumer of the events gets the exception.
+            sink.fail(exc)
+        except BaseException as exc:
+            sink.fail(exc)
+            raise
+        finally:
+            self._calls.pop(ctx.tool_call_id, None)
+
+    async def _dispatch(self, name: str, raw: object, ctx: ToolContext) -> WireModel:
+        if name not in TOOL_NAMES:
+            return ToolError(
+                ErrorCode.UNKNOWN,
+                f"There is no tool named {name!r}; the tools are {', '.join(TOOL_NAMES)}.",
+            ).to_result()
+        try:
+            args = parse_args(name, raw, self.limits)
+            return await load_runner(name)(args, ctx)
+        except ToolError as err:
+            return err.to_result()

@@ -1,0 +1,123 @@
+"""The seed's limits table as one frozen value.
+
+Every budget, ceiling and default that toolbound enforces lives here, with its
+unit in its name (``_bytes``, ``_lines``, ``_chars``, ``_s``, ``_tokens``).
+Nothing else in the code repeats these numbers: tools, markers and tool
+descriptions all read them from a :class:`Limits`. A program embedding
+toolbound overrides them with ``Limits(...)`` or ``DEFAULT_LIMITS.replace(...)``.
+
+Pieces:
+    KB              1024 bytes (the seed's KB)
+    Budget          one byte + line ceiling
+    Limits          the whole table
+    DEFAULT_LIMITS  the seed's numbers
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Literal
+
+KB = 1024
+
+Keep = Literal["head", "tail"]
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """A result budget: at most ``max_bytes`` UTF-8 bytes and ``max_lines`` lines."""
+
+    max_bytes: int
+    max_lines: int
+
+    def __post_init__(self) -> None:
+        if self.max_bytes < 1 or self.max_lines < 1:
+            raise ValueError("a budget needs at least 1 byte and 1 line")
+
+    @property
+    def label(self) -> str:
+        """The budget as the markers state it, e.g. ``4000 lines / 96KB``."""
+        return f"{self.max_lines} lines / {format_size(self.max_bytes)}"
+
+
+def format_size(n_bytes: int) -> str:
+    """``98304`` -> ``96KB``; sizes that are not whole KB stay in bytes."""
+    if n_bytes % KB == 0:
+        return f"{n_bytes // KB}KB"
+    return f"{n_bytes} bytes"
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Every limit of seed section 2, one frozen value (KB = 1024 bytes)."""
+
+    # Read / Glob / Grep result (BUDGET_SEARCH): re-fetchable, so the tighter one.
+    search: Budget = Budget(max_bytes=48 * KB, max_lines=2000)
+    # Bash stdout keeps its head, stderr its tail (BUDGET_SHELL / BUDGET_SHELL_ERR).
+    shell_stdout: Budget = Budget(max_bytes=96 * KB, max_lines=4000)
+    shell_stderr: Budget = Budget(max_bytes=96 * KB, max_lines=4000)
+    # Any single line in Read and Grep results (MAX_LINE_CHARS).
+    max_line_chars: int = 2000
+    # Read window.
+    read_window_lines: int = 2000
+    # Grep matches (headLimit).
+    grep_head_limit: int = 200
+    # Glob entries (limit).
+    glob_limit_default: int = 100
+    glob_limit_max: int = 1000
+    # Bash capture retention per stream (CAPTURE_MAX_BYTES / CAPTURE_MAX_LINES):
+    # deliberately looser than the result budget, so a spill can be fuller.
+    capture_max_bytes: int = 512 * KB
+    capture_max_lines: int = 200_000
+    # Spilled full output (SPILL_MAX_BYTES).
+    spill_max_bytes: int = 512 * KB
+    # Bash timeout.
+    bash_timeout_default_s: float = 60.0
+    bash_timeout_min_s: float = 1.0
+    bash_timeout_max_s: float = 300.0
+    # Between SIGTERM and SIGKILL when a tree is stopped.
+    kill_grace_s: float = 2.0
+    # How long the pipes are drained after the shell exited while descendants linger.
+    linger_drain_s: float = 0.25
+    # Live chunk coalescing.
+    chunk_interval_s: float = 0.05
+    chunk_max_bytes: int = 64 * KB
+    # A Grep or Glob scan running past this is stopped and returns what it has.
+    search_timeout_s: float = 30.0
+    # Checkpoint retention (D203) and the head share kept of the crossing message.
+    checkpoint_retained_tokens: int = 20_000
+    checkpoint_head_share: float = 0.75
+    # Scratch dirs of sessions untouched for longer than this are swept at start.
+    scratch_stale_s: float = 24 * 3600.0
+    # How many bytes of a file the binary sniff reads, and its non-printable share.
+    binary_sniff_bytes: int = 4 * KB
+    binary_nonprintable_ratio: float = 0.30
+
+    def __post_init__(self) -> None:
+        if self.capture_max_bytes < max(self.shell_stdout.max_bytes, self.shell_stderr.max_bytes):
+            raise ValueError("the capture ceiling must sit above the shell result budget")
+        if (
+            not 0
+            < self.bash_timeout_min_s
+            <= self.bash_timeout_default_s
+            <= self.bash_timeout_max_s
+        ):
+            raise ValueError("need 0 < timeout min <= default <= max")
+        if not 1 <= self.glob_limit_default <= self.glob_limit_max:
+            raise ValueError("need 1 <= glob default <= glob max")
+        if not 0.0 < self.checkpoint_head_share < 1.0:
+            raise ValueError("checkpoint_head_share must be between 0 and 1")
+        if self.max_line_chars < 1 or self.read_window_lines < 1 or self.grep_head_limit < 1:
+            raise ValueError("line, window and head limits must be positive")
+
+    def replace(self, **changes: Any) -> Limits:
+        """A copy with some limits changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def shell_budget(self, keep: Keep) -> Budget:
+        """The shell budget for the stream that keeps ``keep``."""
+        return self.shell_stdout if keep == "head" else self.shell_stderr
+
+
+DEFAULT_LIMITS = Limits()

@@ -1,0 +1,193 @@
+"""Result models, events and the error vocabulary (CONTRACT sections 4 and 7).
+
+Models are pydantic v2 with camelCase on the wire; ``to_wire()`` gives the
+plain JSON-able dict that ``ToolHost.call`` returns. Optional fields the
+contract marks with ``?`` are omitted when unset; nullable ones (``exitCode``,
+``signal``) are always present.
+
+Pieces:
+    ErrorCode, ToolError        the TOOL_… codes and the one exception tools raise
+    ReadResult, GlobResult      Read and Glob results
+    GrepContentResult, GrepFilesResult, GrepCountResult   the three Grep variants
+    BashResult                  Bash result, with StreamCounts/StreamPair/SpillPaths
+    ErrorResult                 {"error": {"code", "message"}}
+    ChunkEvent, ResultEvent     streamed events
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+
+class ErrorCode(StrEnum):
+    BINARY_CONTENT = "TOOL_BINARY_CONTENT"
+    NOT_FOUND = "TOOL_NOT_FOUND"
+    IS_DIRECTORY = "TOOL_IS_DIRECTORY"
+    NOT_REGULAR_FILE = "TOOL_NOT_REGULAR_FILE"
+    PERMISSION_DENIED = "TOOL_PERMISSION_DENIED"
+    PATH_NOT_ALLOWED = "TOOL_PATH_NOT_ALLOWED"
+    INVALID_ARGUMENT = "TOOL_INVALID_ARGUMENT"
+    INVALID_PATTERN = "TOOL_INVALID_PATTERN"
+    UNKNOWN = "TOOL_UNKNOWN"
+
+
+class ToolError(Exception):
+    """A tool failure the model reads: a code and a message naming the next step."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+    def to_result(self) -> ErrorResult:
+        return ErrorResult(error=ErrorBody(code=self.code, message=self.message))
+
+
+def _omit_none(value: object) -> bool:
+    return value is None
+
+
+def _optional(**kwargs: Any) -> Any:
+    """An optional field that is left off the wire when unset (the contract's ``?``)."""
+    return Field(default=None, exclude_if=_omit_none, **kwargs)
+
+
+class WireModel(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        extra="forbid",
+    )
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON-able dict with the contract's camelCase keys."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+Root = Literal["workspace", "scratch", "external"]
+
+
+class ReadResult(WireModel):
+    path: str
+    root: Root
+    content: str
+    offset: int
+    line_count: int
+    total_lines: int | None = _optional()
+    file_bytes: int
+    truncated: bool
+    notice: str | None = _optional()
+
+
+class GlobResult(WireModel):
+    matches: list[str]
+    count: int
+    truncated: bool
+    notice: str | None = _optional()
+
+
+class GrepMatch(WireModel):
+    path: str
+    line: int
+    text: str
+
+
+class GrepContentResult(WireModel):
+    matches: list[GrepMatch]
+    count: int
+    files: int
+    truncated: bool
+    notice: str | None = _optional()
+
+
+class GrepFilesResult(WireModel):
+    files: list[str]
+    count: int
+    truncated: bool
+    notice: str | None = _optional()
+
+
+class GrepFileCount(WireModel):
+    path: str
+    count: int
+
+
+class GrepCountResult(WireModel):
+    counts: list[GrepFileCount]
+    count: int
+    truncated: bool
+    notice: str | None = _optional()
+
+
+class StreamCounts(WireModel):
+    bytes: int
+    lines: int
+
+
+class StreamPair(WireModel):
+    stdout: StreamCounts
+    stderr: StreamCounts
+
+
+class SpillPaths(WireModel):
+    stdout: str | None = _optional()
+    stderr: str | None = _optional()
+
+
+class BashResult(WireModel):
+    stdout: str
+    stderr: str
+    exit_code: int | None
+    signal: str | None
+    timed_out: bool
+    aborted: bool
+    truncated: bool
+    spill: SpillPaths
+    omitted: StreamPair
+    totals: StreamPair
+    duration_ms: int
+    # Model-facing prose: a timeout or the processes stopped after the shell exited.
+    notice: str | None = _optional()
+
+
+class ErrorBody(WireModel):
+    code: ErrorCode
+    message: str
+
+
+class ErrorResult(WireModel):
+    error: ErrorBody
+
+
+Stream = Literal["stdout", "stderr"]
+
+
+class ChunkEvent(WireModel):
+    type: Literal["chunk"] = "chunk"
+    tool_call_id: str
+    stream: Stream
+    seq: int
+    data: str
+
+
+class ResultEvent(WireModel):
+    type: Literal["result"] = "result"
+    tool_call_id: str
+    seq: int
+    result: dict[str, Any]
+
+
+ToolResult = (
+    ReadResult
+    | GlobResult
+    | GrepContentResult
+    | GrepFilesResult
+    | GrepCountResult
+    | BashResult
+    | ErrorResult
+)

@@ -1,0 +1,181 @@
+"""truncate_to: exact markers, both ends, char safety, and properties over random text."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolbound.bounds import count_lines, truncate_to
+
+SPILL = "/data/scratch/s1/tool-output/stdout-1700000000000-0.log"
+
+
+def lines(n: int, width: int = 9) -> str:
+    return "".join(f"{i:0{width}d}\n" for i in range(n))
+
+
+def test_head_cut_by_lines_appends_the_seed_marker_with_spill_sentence() -> None:
+    cut = truncate_to(
+        lines(51234), max_bytes=96 * 1024, max_lines=4000, keep="head", spill_path=SPILL
+    )
+    assert cut.truncated
+    assert cut.fired == "lines"
+    assert cut.kept == lines(4000)
+    assert cut.marker == (
+        "[truncated: kept the first 4000 of 51234 lines; limit 4000 lines / 96KB. "
+        f"Full output saved to {SPILL} — Grep it, or Read it with offset/limit.]"
+    )
+    assert cut.payload == lines(4000) + cut.marker
+
+
+def test_tail_cut_by_bytes_prepends_the_narrow_marker() -> None:
+    text = "".join(f"{i:079d}\n" for i in range(51234))  # 80 bytes a line
+    cut = truncate_to(text, max_bytes=96 * 1024, max_lines=4000, keep="tail")
+    assert cut.fired == "bytes"
+    assert cut.kept_lines == 1228  # 98304 // 80
+    assert cut.kept == text[-1228 * 80 :]
+    assert cut.marker == (
+        "[truncated: kept the last 1228 of 51234 lines; limit 4000 lines / 96KB. "
+        "Narrow the request to see more.]"
+    )
+    assert cut.payload == cut.marker + "\n" + cut.kept
+
+
+def test_single_giant_line_keeps_a_prefix_with_the_single_line_marker() -> None:
+    text = "x" * 4_200_000
+    cut = truncate_to(text, max_bytes=96 * 1024, max_lines=4000, keep="head", spill_path=SPILL)
+    assert cut.kept == "x" * 98304
+    assert cut.marker == (
+        "[truncated: no complete line fits the 96KB limit; kept 98304 bytes of a single "
+        f"4200000-byte line. Full output saved to {SPILL} — Grep it, or Read it with "
+        "offset/limit.]"
+    )
+    assert cut.payload == cut.kept + "\n" + cut.marker
+
+
+def test_single_giant_line_in_a_tail_cut_keeps_its_suffix() -> None:
+    text = "start\n" + "é" * 100_000 + "end"
+    cut = truncate_to(text, max_bytes=1024, max_lines=10, keep="tail")
+    assert cut.kept.endswith("end")
+    assert len(cut.kept.encode()) <= 1024
+    assert text.endswith(cut.kept)
+    assert cut.single_line_bytes == 200_003
+    assert cut.marker is not None
+    assert cut.marker.startswith("[truncated: no complete line fits the 1KB limit; kept ")
+
+
+def test_nothing_cut_means_no_marker_and_the_text_unchanged() -> None:
+    cut = truncate_to("a\nb\n", max_bytes=1024, max_lines=10, keep="head")
+    assert (cut.truncated, cut.marker, cut.payload, cut.fired) == (False, None, "a\nb\n", None)
+
+
+def test_totals_beyond_what_is_held_report_a_capture_cut() -> None:
+    cut = truncate_to(
+        "a\nb\n", max_bytes=1024, max_lines=10, keep="head", total_bytes=10_000, total_lines=5000
+    )
+    assert cut.fired == "capture"
+    assert cut.marker == (
+        "[truncated: kept the first 2 of 5000 lines; limit 10 lines / 1KB. "
+        "Narrow the request to see more.]"
+    )
+
+
+def test_invalid_utf8_is_replaced_not_raised() -> None:
+    cut = truncate_to(b"ok\xff\xfe\n" * 3, max_bytes=1024, max_lines=10, keep="head")
+    assert cut.kept == "ok\ufffd\ufffd\n" * 3
+
+
+def test_spill_can_be_named_after_the_cut() -> None:
+    cut = truncate_to(lines(10), max_bytes=1024, max_lines=2, keep="head")
+    assert cut.marker is not None
+    assert "Narrow the request" in cut.marker
+    named = cut.with_spill(SPILL)
+    assert named.marker is not None
+    assert f"Full output saved to {SPILL}" in named.marker
+    assert named.kept == cut.kept
+
+
+# --- properties -------------------------------------------------------------
+
+TEXT = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(["\n", "\n", "\n", "a", "b", " ", "é", "ß", "中", "文", "😀", "𝄞"]),
+        st.characters(codec="utf-8"),
+    ),
+    max_size=400,
+)
+ARGS = {
+    "text": TEXT,
+    "max_bytes": st.integers(min_value=4, max_value=300),
+    "max_lines": st.integers(min_value=1, max_value=30),
+    "keep": st.sampled_from(["head", "tail"]),
+}
+
+
+@settings(max_examples=300)
+@given(**ARGS)
+def test_bounds_hold_and_kept_part_is_a_true_end(
+    text: str, max_bytes: int, max_lines: int, keep: str
+) -> None:
+    cut = truncate_to(text, max_bytes=max_bytes, max_lines=max_lines, keep=keep)  # type: ignore[arg-type]
+    data = cut.kept.encode()
+    assert len(data) <= max_bytes
+    assert count_lines(data) <= max_lines
+    assert text.startswith(cut.kept) if keep == "head" else text.endswith(cut.kept)
+    if text:
+        assert cut.kept, "never an empty payload for non-empty input"
+
+
+@settings(max_examples=300)
+@given(**ARGS)
+def test_marker_present_exactly_when_something_was_cut(
+    text: str, max_bytes: int, max_lines: int, keep: str
+) -> None:
+    cut = truncate_to(text, max_bytes=max_bytes, max_lines=max_lines, keep=keep)  # type: ignore[arg-type]
+    was_cut = cut.kept != text
+    assert cut.truncated is was_cut
+    assert (cut.marker is not None) is was_cut
+    if was_cut:
+        assert cut.marker is not None
+        assert cut.marker in cut.payload
+        if keep == "head":
+            assert cut.payload.endswith(cut.marker)
+        else:
+            assert cut.payload.startswith(cut.marker)
+    else:
+        assert cut.payload == text
+
+
+@settings(max_examples=300)
+@given(**ARGS)
+def test_marker_counts_are_right(text: str, max_bytes: int, max_lines: int, keep: str) -> None:
+    cut = truncate_to(text, max_bytes=max_bytes, max_lines=max_lines, keep=keep)  # type: ignore[arg-type]
+    data = text.encode()
+    assert cut.total_bytes == len(data)
+    assert cut.total_lines == count_lines(data)
+    assert cut.kept_bytes == len(cut.kept.encode())
+    assert cut.kept_lines == count_lines(cut.kept.encode())
+    if cut.marker is None:
+        return
+    if cut.single_line_bytes is None:
+        end = "first" if keep == "head" else "last"
+        assert f"kept the {end} {cut.kept_lines} of {cut.total_lines} lines;" in cut.marker
+        # Whole lines: the kept text is made of lines of the original.
+        assert cut.kept.endswith("\n") or keep == "tail" or cut.kept == ""
+    else:
+        assert f"kept {cut.kept_bytes} bytes of a single {cut.single_line_bytes}-byte line" in (
+            cut.marker
+        )
+
+
+@settings(max_examples=200)
+@given(
+    raw=st.binary(max_size=300),
+    max_bytes=st.integers(min_value=4, max_value=200),
+    keep=st.sampled_from(["head", "tail"]),
+)
+def test_any_bytes_give_valid_utf8_within_bounds(raw: bytes, max_bytes: int, keep: str) -> None:
+    cut = truncate_to(raw, max_bytes=max_bytes, max_lines=5, keep=keep)  # type: ignore[arg-type]
+    encoded = cut.payload.encode("utf-8")  # raises if not valid
+    assert encoded.decode("utf-8") == cut.payload
+    assert len(cut.kept.encode()) <= max_bytes
