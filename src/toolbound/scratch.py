@@ -49,8 +49,13 @@ def scratch_root(data_dir: Path) -> Path:
     return data_dir / "scratch"
 
 
-def _mkdir_private(path: Path) -> None:
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+def _mkdir_private(path: Path, *, below: Path) -> None:
+    """Create ``path`` and the folders between it and ``below``, each 0700."""
+    below.mkdir(parents=True, exist_ok=True)
+    for part in reversed([path, *path.parents]):
+        if part == below or below not in part.parents:
+            continue
+        part.mkdir(mode=0o700, exist_ok=True)
 
 
 class Scratch:
@@ -58,6 +63,7 @@ class Scratch:
 
     def __init__(self, data_dir: Path, session_id: str) -> None:
         self.session_id = check_session_id(session_id)
+        self.data_dir = data_dir
         self.dir = scratch_root(data_dir) / session_id
         self.spill_dir = self.dir / "tool-output"
         self._seq = itertools.count()
@@ -70,7 +76,7 @@ class Scratch:
         safe = _LABEL.sub("-", label).strip("-") or "output"
         path = self.spill_dir / f"{safe}-{int(time.time() * 1000)}-{seq}.log"
         try:
-            _mkdir_private(self.spill_dir)
+            _mkdir_private(self.spill_dir, below=self.data_dir)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         except OSError:
             return None
@@ -92,13 +98,14 @@ class LiveLock:
     """An advisory lock that marks a session live while a host serves it."""
 
     def __init__(self, data_dir: Path, session_id: str) -> None:
+        self.data_dir = data_dir
         self.path = data_dir / "locks" / f"{check_session_id(session_id)}.lock"
         self._fd: int | None = None
 
     def acquire(self) -> bool:
         """Take a shared lock (several hosts may serve one session); False if impossible."""
         try:
-            _mkdir_private(self.path.parent)
+            _mkdir_private(self.path.parent, below=self.data_dir)
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         except OSError:
             return False

@@ -1,0 +1,97 @@
+"""ToolHost dispatch: argument errors and unknown tools are results, never tracebacks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolbound import DEFAULT_LIMITS, ToolError, ToolHost
+
+
+@pytest.fixture
+async def host(tmp_path: Path) -> Any:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    async with ToolHost(workspace=ws, data_dir=tmp_path / "data", session_id="t1") as h:
+        yield h
+
+
+async def test_an_unknown_tool_is_a_tool_unknown_result(host: ToolHost) -> None:
+    result = await host.call("Write", {"path": "x"})
+    assert result == {
+        "error": {
+            "code": "TOOL_UNKNOWN",
+            "message": "There is no tool named 'Write'; the tools are Read, Glob, Grep, Bash.",
+        }
+    }
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "detail"),
+    [
+        ("Read", {}, "'path' is required"),
+        ("Read", {"path": "a", "limit": 2001}, "'limit' must be 1-2000 lines"),
+        ("Read", {"path": "a", "limit": 0}, "'limit' must be 1-2000 lines"),
+        (
+            "Read",
+            {"path": "a", "offset": -1},
+            "'offset' input should be greater than or equal to 0",
+        ),
+        (
+            "Read",
+            {"path": "a", "bogus": 1},
+            "unknown argument 'bogus' (Read takes path, offset, limit)",
+        ),
+        ("Glob", {"pattern": "*", "limit": 1001}, "'limit' must be 1-1000"),
+        ("Grep", {"pattern": "x", "outputMode": "lines"}, "'outputMode' input should be"),
+        ("Grep", {"pattern": "x", "headLimit": 0}, "'headLimit' input should be greater than"),
+        ("Bash", {"command": "  "}, "'command' is empty"),
+        ("Bash", {"command": "true", "timeout": 0}, "'timeout' must be 1-300 seconds (got 0)"),
+        ("Bash", {"command": "true", "timeout": 301}, "'timeout' must be 1-300 seconds (got 301)"),
+        ("Bash", {"command": "true", "timeout": "abc"}, "'timeout' value error, must be a number"),
+        ("Bash", {"command": "true", "timeout": True}, "'timeout' value error, must be a number"),
+        ("Bash", "ls", "arguments must be a JSON object"),
+    ],
+)
+async def test_bad_arguments_are_tool_invalid_argument(
+    host: ToolHost, tool: str, args: Any, detail: str
+) -> None:
+    result = await host.call(tool, args)
+    assert result["error"]["code"] == "TOOL_INVALID_ARGUMENT"
+    message = result["error"]["message"]
+    assert message.startswith(f"Invalid arguments for {tool}: ")
+    assert detail in message
+    assert message.endswith("Fix the arguments and call again.")
+
+
+async def test_argument_ranges_follow_the_limits_in_force(tmp_path: Path) -> None:
+    limits = DEFAULT_LIMITS.replace(read_window_lines=10)
+    async with ToolHost(workspace=tmp_path, data_dir=tmp_path / "d", limits=limits) as host:
+        result = await host.call("Read", {"path": "a", "limit": 11})
+    assert "'limit' must be 1-10 lines" in result["error"]["message"]
+
+
+async def test_stream_of_an_error_is_one_result_event_with_seq_zero(host: ToolHost) -> None:
+    events = [e async for e in host.stream("Nope", {}, tool_call_id="c1")]
+    assert [(e["type"], e["toolCallId"], e["seq"]) for e in events] == [("result", "c1", 0)]
+    assert events[0]["result"]["error"]["code"] == "TOOL_UNKNOWN"
+
+
+async def test_abort_of_an_unknown_call_says_so(host: ToolHost) -> None:
+    assert host.abort("no-such-call") is False
+
+
+def test_a_bad_session_id_is_refused_at_once(tmp_path: Path) -> None:
+    with pytest.raises(ToolError) as err:
+        ToolHost(workspace=tmp_path, data_dir=tmp_path, session_id="../x")
+    assert err.value.code == "TOOL_INVALID_ARGUMENT"
+    assert err.value.message.startswith("Session id '../x' is not allowed")
+
+
+async def test_a_host_leaves_no_files_behind_when_nothing_spilled(tmp_path: Path) -> None:
+    async with ToolHost(workspace=tmp_path / "..", data_dir=tmp_path / "d", session_id="q") as h:
+        await h.call("Read", {})
+    assert not (tmp_path / "d" / "scratch").exists()
+    assert list((tmp_path / "d" / "locks").iterdir()) == []

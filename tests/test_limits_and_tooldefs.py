@@ -1,0 +1,104 @@
+"""The limits table, and tool definitions generated from it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from toolbound import DEFAULT_LIMITS, Budget, Limits, builtin_tool_defs
+from toolbound.arguments import ARG_MODELS
+from toolbound.tooldefs import tool_defs
+
+KB = 1024
+
+
+def test_the_default_limits_are_the_seeds_table() -> None:
+    d = DEFAULT_LIMITS
+    assert d.search == Budget(max_bytes=48 * KB, max_lines=2000)
+    assert d.shell_stdout == Budget(max_bytes=96 * KB, max_lines=4000)
+    assert d.shell_stderr == Budget(max_bytes=96 * KB, max_lines=4000)
+    assert (d.max_line_chars, d.read_window_lines, d.grep_head_limit) == (2000, 2000, 200)
+    assert (d.glob_limit_default, d.glob_limit_max) == (100, 1000)
+    assert (d.capture_max_bytes, d.capture_max_lines, d.spill_max_bytes) == (
+        512 * KB,
+        200_000,
+        512 * KB,
+    )
+    assert (d.bash_timeout_default_s, d.bash_timeout_min_s, d.bash_timeout_max_s) == (60, 1, 300)
+    assert (d.checkpoint_retained_tokens, d.checkpoint_head_share) == (20_000, 0.75)
+
+
+def test_limits_are_frozen_and_replace_validates() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        DEFAULT_LIMITS.max_line_chars = 5  # type: ignore[misc]
+    assert DEFAULT_LIMITS.replace(grep_head_limit=50).grep_head_limit == 50
+    with pytest.raises(ValueError, match="capture ceiling"):
+        DEFAULT_LIMITS.replace(capture_max_bytes=1024)
+    with pytest.raises(ValueError, match="timeout"):
+        Limits(bash_timeout_default_s=500)
+
+
+def test_descriptions_carry_the_numbers_and_scoping_parameters() -> None:
+    defs = {d["name"]: d for d in builtin_tool_defs()}
+    assert list(defs) == ["Read", "Glob", "Grep", "Bash"]
+    read, glob, grep, bash = (defs[n]["description"] for n in ("Read", "Glob", "Grep", "Bash"))
+    for phrase in ("`offset`", "`limit`", "1-2000", "48KB / 2000 lines", "2000 characters"):
+        assert phrase in read
+    for phrase in ("`pattern`", "`path`", "default 100", "max 1000", "newest"):
+        assert phrase in glob
+    for phrase in ("`headLimit`", "default 200", "`glob`", "`type`", "`outputMode`", "`offset`"):
+        assert phrase in grep
+    for phrase in ("default 60", "1-300", "first 96KB / 4000", "last 96KB / 4000", "512KB"):
+        assert phrase in bash
+
+
+def test_a_changed_limit_changes_the_description_and_schema() -> None:
+    limits = DEFAULT_LIMITS.replace(
+        grep_head_limit=50, read_window_lines=500, glob_limit_max=300, bash_timeout_max_s=120
+    )
+    defs = {d["name"]: d for d in builtin_tool_defs(limits)}
+    assert "default 50" in defs["Grep"]["description"]
+    assert "default 200" not in defs["Grep"]["description"]
+    assert "1-500" in defs["Read"]["description"]
+    assert defs["Read"]["input_schema"]["properties"]["limit"]["maximum"] == 500
+    assert "max 300" in defs["Glob"]["description"]
+    assert "1-120" in defs["Bash"]["description"]
+    assert defs["Bash"]["input_schema"]["properties"]["timeout"]["maximum"] == 120
+
+
+def test_the_three_formats_render_the_same_definitions() -> None:
+    anthropic = builtin_tool_defs(fmt="anthropic")
+    openai = builtin_tool_defs(fmt="openai")
+    mcp = builtin_tool_defs(fmt="mcp")
+    for a, o, m in zip(anthropic, openai, mcp, strict=True):
+        assert o == {
+            "type": "function",
+            "function": {
+                "name": a["name"],
+                "description": a["description"],
+                "parameters": a["input_schema"],
+            },
+        }
+        assert (m["name"], m["description"], m["inputSchema"]) == (
+            a["name"],
+            a["description"],
+            a["input_schema"],
+        )
+    assert {m["name"]: m["annotations"]["readOnlyHint"] for m in mcp} == {
+        "Read": True,
+        "Glob": True,
+        "Grep": True,
+        "Bash": False,
+    }
+
+
+def test_schemas_name_exactly_the_arguments_the_host_accepts() -> None:
+    for d in tool_defs():
+        fields = {f.alias or name for name, f in ARG_MODELS[d.name].model_fields.items()}
+        assert set(d.input_schema["properties"]) == fields
+        assert set(d.input_schema["required"]) == {
+            f.alias or name
+            for name, f in ARG_MODELS[d.name].model_fields.items()
+            if f.is_required()
+        }
