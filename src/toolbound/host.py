@@ -6,18 +6,27 @@ task, relay its chunk events in ``seq`` order, then the one result event. No
 event follows the result. Cancelling the caller aborts the call and waits for
 the tool to finish stopping before the cancellation goes on.
 
+Observers (``host.observers``) see every call as it happens, for live views:
+a ``{"type": "call", "toolCallId", "sessionId", "tool", "args"}`` event when
+a call starts, then each of its events as ``stream`` relays it (in ``seq``
+order, on the event loop), including the ones a consumer that stopped early
+never took. A tool that crashed ends with ``{"type": "failed", "toolCallId",
+"message"}`` instead of a result event.
+
 Pieces:
-    ToolHost    the async host: call(), stream(), abort()
-    _EventSink  thread-safe, seq-numbering queue of one call's events
+    ToolHost      the async host: call(), stream(), abort(), observers
+    CallObserver  the signature of an observer
+    _EventSink    thread-safe, seq-numbering queue of one call's events
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import threading
 import uuid
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -35,6 +44,10 @@ from toolbound.results import (
 )
 from toolbound.scratch import LiveLock, Scratch, check_session_id, sweep
 from toolbound.tools import TOOL_NAMES, ToolContext, load_runner
+
+CallObserver = Callable[[dict[str, Any]], None]
+
+_log = logging.getLogger(__name__)
 
 
 class _EventSink:
@@ -80,11 +93,19 @@ class _EventSink:
 
     def fail(self, exc: BaseException) -> None:
         """The tool crashed: end the events, re-raising its exception to the consumer."""
-        self._push(lambda _seq: {"type": "failed", "exc": exc})
+        self._push(lambda _seq: {"type": "failed", "toolCallId": self._id, "exc": exc})
         with self._lock:
             self._closed = True
 
-    async def events(self) -> AsyncIterator[dict[str, Any]]:
+    def leftovers(self) -> list[dict[str, Any]]:
+        """The events no consumer took (the consumer stopped early), emptied."""
+        with self._lock:
+            items = list(self._items)
+            self._items.clear()
+        return items
+
+    async def events(self, observe: CallObserver) -> AsyncIterator[dict[str, Any]]:
+        """Yield the events in seq order, each handed to ``observe`` first."""
         while True:
             await self._wake.wait()
             self._wake.clear()
@@ -93,6 +114,7 @@ class _EventSink:
                     if not self._items:
                         break
                     item = self._items.popleft()
+                observe(item)
                 if item["type"] == "failed":
                     raise item["exc"]
                 yield item
@@ -129,6 +151,7 @@ class ToolHost:
         self._live = LiveLock(self.data_dir, self.session_id)
         self._calls: dict[str, ToolContext] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.observers: list[CallObserver] = []
 
     async def __aenter__(self) -> ToolHost:
         self._live.acquire()
@@ -183,11 +206,20 @@ class ToolHost:
             emit=sink.chunk,
             abort=asyncio.Event(),
         )
+        self._notify(
+            {
+                "type": "call",
+                "toolCallId": call_id,
+                "sessionId": self.session_id,
+                "tool": name,
+                "args": args,
+            }
+        )
         task = asyncio.create_task(self._run(name, args, ctx, sink))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         try:
-            async for event in sink.events():
+            async for event in sink.events(self._notify):
                 yield event
         finally:
             if not task.done():
@@ -195,6 +227,22 @@ class ToolHost:
                 # Always wait for the tool to finish stopping (its process tree
                 # included) before a cancellation goes on.
                 await asyncio.shield(asyncio.wait({task}))
+            for event in sink.leftovers():
+                self._notify(event)
+
+    def _notify(self, event: dict[str, Any]) -> None:
+        """Hand one event to every observer; an observer's bug never breaks the call."""
+        if event["type"] == "failed":
+            event = {
+                "type": "failed",
+                "toolCallId": event["toolCallId"],
+                "message": repr(event["exc"]),
+            }
+        for observer in list(self.observers):
+            try:
+                observer(event)
+            except Exception:
+                _log.exception("observer %r failed on a %s event", observer, event["type"])
 
     async def _run(self, name: str, raw: object, ctx: ToolContext, sink: _EventSink) -> None:
         self._calls[ctx.tool_call_id] = ctx

@@ -1,0 +1,349 @@
+"""The web view's HTTP side: the page, its JSON API and its event streams.
+
+Routes (every one needs the token; without it the answer is 403):
+
+    GET /                                      the page (``?token=`` sets the cookie)
+    GET /static/{name}                         its script and style sheet
+    GET /api/sessions                          sessions: live ones, then stored ones
+    GET /api/sessions/{sid}/calls              a session's calls, oldest first
+    GET /api/calls/{id}                        one call: its row and its result
+    GET /api/calls/{id}/events?after=SEQ       Server-Sent Events: the call's events
+                                               with seq > SEQ, live until its result
+    GET /api/calls/{id}/outputs/{name}?offset=&limit=
+                                               a window of an output the result names
+                                               (a spill file, a Read result's file),
+                                               read with the Read tool
+
+The token is random (``secrets.token_urlsafe``) and is accepted as the
+``token`` query parameter, an ``Authorization: Bearer`` header, or the cookie
+the page's first visit sets (HttpOnly, SameSite=Strict; an EventSource
+cannot send headers). No CORS headers are sent, so another origin can
+neither read the API nor open its streams; the page's Content-Security-Policy
+allows only its own script, and the script writes output as text only.
+
+Pieces:
+    WebView      hub + store + reader + token -> the routes
+    Reader       how the viewer runs Read for a session
+    host_reader  the default Reader: the session's live host, or a short-lived one
+    build_app    a Starlette app of just the web view (the MCP server mounts routes())
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import (
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import Route
+
+from toolbound.limits import DEFAULT_LIMITS, Limits
+from toolbound.web.calls import CallRecord, outputs_of, summary
+from toolbound.web.hub import Hub
+from toolbound.web.source import CallSource, merged_records
+
+Reader = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+# An idle event stream sends a comment this often, so proxies and the
+# browser keep it open and a vanished client is noticed.
+KEEPALIVE_S = 15.0
+
+_STATIC = {
+    "app.js": "text/javascript; charset=utf-8",
+    "ansi.js": "text/javascript; charset=utf-8",
+    "style.css": "text/css; charset=utf-8",
+}
+_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+_FORBIDDEN = (
+    "403: the toolbound web view needs its token. Open the full URL that "
+    "`toolbound serve` printed (it ends in ?token=...).\n"
+)
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def cookie_name(token: str) -> str:
+    """Per-token, so two servers on one host (cookies ignore ports) do not collide."""
+    return "toolbound_" + hashlib.sha256(token.encode()).hexdigest()[:12]
+
+
+def host_reader(
+    hub: Hub,
+    *,
+    workspace: Path,
+    data_dir: Path | None,
+    allow_external: Iterable[Path] = (),
+    limits: Limits = DEFAULT_LIMITS,
+) -> Reader:
+    """Read through the session's live host, else through a host opened for the one call.
+
+    Either way the Read tool's roots apply: the session's own scratch dir
+    (where its spill files are), the workspace, the approved folders.
+    """
+    external = tuple(allow_external)
+
+    async def read(session_id: str, args: dict[str, Any]) -> dict[str, Any]:
+        from toolbound.host import ToolHost
+
+        live = hub.host_for(session_id)
+        if live is not None:
+            return await live.call("Read", args)
+        async with ToolHost(
+            workspace=workspace,
+            data_dir=data_dir,
+            session_id=session_id,
+            allow_external=external,
+            limits=limits,
+        ) as host:
+            return await host.call("Read", args)
+
+    return read
+
+
+def _sse(event: dict[str, Any]) -> str:
+    # JSON escapes newlines, so one data line holds the whole event.
+    data = json.dumps(event, ensure_ascii=False)
+    return f"id: {event['seq']}\nevent: {event['type']}\ndata: {data}\n\n"
+
+
+def _int_param(request: Request, name: str, default: int | None) -> int | None:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be an integer (got {raw!r})") from None
+
+
+@dataclass
+class WebView:
+    """The web view of a hub (live calls) and a store (recorded ones)."""
+
+    hub: Hub
+    reader: Reader
+    source: CallSource | None = None
+    token: str = field(default_factory=new_token)
+
+    # --- the guard ------------------------------------------------------------
+
+    def authorized(self, request: Request) -> bool:
+        """The token came as query parameter, bearer header, or cookie."""
+        offered = [
+            request.query_params.get("token"),
+            request.cookies.get(cookie_name(self.token)),
+        ]
+        auth = request.headers.get("authorization", "")
+        if auth.lower().startswith("bearer "):
+            offered.append(auth[len("bearer ") :].strip())
+        return any(
+            o is not None and secrets.compare_digest(o.encode(), self.token.encode())
+            for o in offered
+        )
+
+    def _guard(self, endpoint: Endpoint) -> Endpoint:
+        async def guarded(request: Request) -> Response:
+            if not self.authorized(request):
+                return PlainTextResponse(_FORBIDDEN, status_code=403, headers=_HEADERS)
+            response = await endpoint(request)
+            for key, value in _HEADERS.items():
+                response.headers.setdefault(key, value)
+            return response
+
+        return guarded
+
+    def routes(self) -> list[Route]:
+        """The routes, each behind the token; mount them beside ``/mcp``."""
+        table: list[tuple[str, Endpoint]] = [
+            ("/", self.page),
+            ("/static/{name}", self.static),
+            ("/api/sessions", self.sessions),
+            ("/api/sessions/{sid}/calls", self.calls),
+            ("/api/calls/{cid}", self.call),
+            ("/api/calls/{cid}/events", self.events),
+            ("/api/calls/{cid}/outputs/{name}", self.output),
+        ]
+        return [Route(path, self._guard(fn), methods=["GET"]) for path, fn in table]
+
+    # --- the page -------------------------------------------------------------
+
+    async def page(self, request: Request) -> Response:
+        if "token" in request.query_params:
+            # Trade the token in the URL for the cookie, and drop it from the address bar.
+            response: Response = RedirectResponse("/", status_code=303)
+            response.set_cookie(
+                cookie_name(self.token), self.token, httponly=True, samesite="strict", path="/"
+            )
+            return response
+        html = (resources.files("toolbound.web") / "static" / "index.html").read_text("utf-8")
+        return Response(
+            html, media_type="text/html; charset=utf-8", headers={"Content-Security-Policy": _CSP}
+        )
+
+    async def static(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in _STATIC:
+            return PlainTextResponse("not found\n", status_code=404)
+        body = (resources.files("toolbound.web") / "static" / name).read_bytes()
+        return Response(body, media_type=_STATIC[name])
+
+    # --- the API --------------------------------------------------------------
+
+    async def sessions(self, request: Request) -> Response:
+        stored = await asyncio.to_thread(self.source.session_rows) if self.source else []
+        live = set(self.hub.live_sessions())
+        seen = {r.session_id for r in self.hub.records()}
+        rows: dict[str, dict[str, Any]] = {}
+        for sid in [*live, *sorted(seen - live)]:
+            rows[sid] = {"id": sid, "createdAt": None, "endedAt": None}
+        for row in stored:
+            rows[row["id"]] = {**rows.get(row["id"], {}), **row}
+        return JSONResponse(
+            {"sessions": [{**row, "live": row["id"] in live} for row in rows.values()]}
+        )
+
+    async def _records(self, session_id: str) -> list[CallRecord]:
+        stored: list[CallRecord] = []
+        if self.source is not None:
+            stored = await asyncio.to_thread(self.source.call_records, session_id)
+        return merged_records(self.hub.records(session_id), stored)
+
+    async def _record(self, tool_call_id: str) -> CallRecord | None:
+        record = self.hub.record(tool_call_id)
+        if record is None and self.source is not None:
+            record = await asyncio.to_thread(self.source.call_record, tool_call_id)
+        return record
+
+    async def calls(self, request: Request) -> Response:
+        records = await self._records(request.path_params["sid"])
+        return JSONResponse({"calls": [summary(r) for r in records]})
+
+    async def call(self, request: Request) -> Response:
+        record = await self._record(request.path_params["cid"])
+        if record is None:
+            return JSONResponse({"error": "no such call"}, status_code=404)
+        return JSONResponse({**summary(record), "result": record.result})
+
+    async def events(self, request: Request) -> Response:
+        cid = request.path_params["cid"]
+        try:
+            after = _int_param(request, "after", None)
+        except ValueError as err:
+            return JSONResponse({"error": str(err)}, status_code=400)
+        if after is None:
+            # An EventSource reconnecting says where it stopped.
+            last = request.headers.get("last-event-id", "")
+            after = int(last) if last.lstrip("-").isdigit() else -1
+        feed = await self._feed(cid, after)
+        if feed is None:
+            return JSONResponse({"error": "no such call"}, status_code=404)
+        return StreamingResponse(
+            self._stream(feed),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+
+    async def _feed(self, cid: str, after: int) -> AsyncIterator[dict[str, Any]] | None:
+        """Live from the hub while it holds the call; replayed from the store otherwise."""
+        with contextlib.suppress(KeyError):
+            return self.hub.subscribe(cid, after=after)
+        if self.source is None:
+            return None
+        stored = await asyncio.to_thread(self.source.call_events, cid)
+        if stored is None:
+            return None
+        return _replay([e for e in stored if e["seq"] > after])
+
+    async def _stream(self, feed: AsyncIterator[dict[str, Any]]) -> AsyncIterator[str]:
+        """SSE text of the feed's events, a comment when idle, ``end`` when it is over.
+
+        The next event is awaited in a task of its own, so a keep-alive
+        timeout never cancels the feed itself.
+        """
+        yield ": toolbound\n\n"
+        pending: asyncio.Task[dict[str, Any]] | None = None
+        try:
+            while True:
+                if pending is None:
+                    pending = asyncio.ensure_future(anext(feed))
+                done, _ = await asyncio.wait({pending}, timeout=KEEPALIVE_S)
+                if not done:
+                    yield ": keepalive\n\n"
+                    continue
+                task, pending = pending, None
+                try:
+                    event = task.result()
+                except StopAsyncIteration:
+                    break
+                yield _sse(event)
+            yield "event: end\ndata: {}\n\n"
+        finally:
+            if pending is not None:
+                pending.cancel()
+                await asyncio.wait({pending})
+            aclose = getattr(feed, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    async def output(self, request: Request) -> Response:
+        """A window of a call's output file, read with the Read tool (never whole)."""
+        record = await self._record(request.path_params["cid"])
+        if record is None:
+            return JSONResponse({"error": "no such call"}, status_code=404)
+        named = {o["name"]: o for o in outputs_of(record.tool, record.result)}
+        output = named.get(request.path_params["name"])
+        if output is None:
+            return JSONResponse({"error": "this call has no such output"}, status_code=404)
+        try:
+            offset = _int_param(request, "offset", output["offset"])
+            limit = _int_param(request, "limit", None)
+        except ValueError as err:
+            return JSONResponse({"error": str(err)}, status_code=400)
+        args: dict[str, Any] = {"path": output["path"], "offset": offset}
+        if limit is not None:
+            args["limit"] = limit
+        result = await self.reader(record.session_id, args)
+        return JSONResponse(result)
+
+
+async def _replay(events: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+    for event in events:
+        yield event
+
+
+def build_app(view: WebView) -> Starlette:
+    """A Starlette app serving only the web view (the MCP server mounts ``view.routes()``)."""
+    return Starlette(routes=view.routes())
+
+
+def page_url(host: str, port: int, token: str) -> str:
+    """The URL to print at start-up: the page, with the token."""
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/?token={token}"

@@ -1,0 +1,138 @@
+"""What the page shows of one tool call, derived from what the host saw: pure.
+
+The page lists a session's calls as rows (tool, a short form of the
+arguments, status, duration, a "cut" badge) and offers "open full output"
+for the outputs a result names. Everything here is a function of a call's
+record (start, result, timings), so live calls and stored ones render alike.
+
+Pieces:
+    CallRecord    what is known of one call: who, what, when, how it ended
+    Status        running / done / error / timedOut / aborted
+    status_of     a record -> its status
+    short_args    a call's arguments -> one line for the list
+    outputs_of    a result -> the outputs "open full output" can page
+    summary       a record -> the JSON row the page lists
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Status = Literal["running", "done", "error", "timedOut", "aborted"]
+
+# The list row shows arguments on one line; past this they end in "…".
+SHORT_ARGS_CHARS = 160
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One call as the host reported it; ``result`` is None while it runs.
+
+    ``failed`` is the crash message of a tool that raised instead of
+    returning a result. Times are seconds since the epoch.
+    """
+
+    tool_call_id: str
+    session_id: str
+    tool: str
+    args: Any
+    started_at: float
+    ended_at: float | None = None
+    result: dict[str, Any] | None = None
+    failed: str | None = None
+    last_seq: int = -1
+
+
+def status_of(record: CallRecord) -> Status:
+    """A crash or a tool error is ``error``; so is a Bash command that failed.
+
+    A Bash result is ``timedOut`` or ``aborted`` when it says so, ``error``
+    when it exited non-zero or was killed by a signal, else ``done``.
+    """
+    if record.failed is not None:
+        return "error"
+    result = record.result
+    if result is None:
+        return "running"
+    if "error" in result:
+        return "error"
+    if result.get("timedOut"):
+        return "timedOut"
+    if result.get("aborted"):
+        return "aborted"
+    if "exitCode" in result and (result["exitCode"] != 0 or result.get("signal") is not None):
+        return "error"
+    return "done"
+
+
+def _one_line(text: str, max_chars: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= max_chars else flat[: max_chars - 1] + "…"
+
+
+def short_args(tool: str, args: Any, *, max_chars: int = SHORT_ARGS_CHARS) -> str:
+    """The arguments as one line: the command, the path and window, or the pattern."""
+    if not isinstance(args, dict):
+        return _one_line(json.dumps(args, ensure_ascii=False), max_chars)
+    if tool == "Bash" and isinstance(args.get("command"), str):
+        text = args["command"]
+    elif tool == "Read" and isinstance(args.get("path"), str):
+        window = [f"{k}={args[k]}" for k in ("offset", "limit") if k in args]
+        text = " ".join([args["path"], *window])
+    elif tool in ("Grep", "Glob") and isinstance(args.get("pattern"), str):
+        text = args["pattern"] + (f" in {args['path']}" if args.get("path") else "")
+    else:
+        text = json.dumps(args, ensure_ascii=False)
+    return _one_line(text, max_chars)
+
+
+def outputs_of(tool: str, result: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The outputs of a result that the viewer can page through the Read tool.
+
+    A Bash result names its spill files (``{"name": "stdout", "path"}``); a
+    Read result names its file at its window (``{"name": "file", "path",
+    "offset"}``).
+    """
+    if not result or "error" in result:
+        return []
+    if tool == "Bash":
+        spill = result.get("spill") or {}
+        return [
+            {"name": stream, "path": spill[stream], "offset": 0}
+            for stream in ("stdout", "stderr")
+            if spill.get(stream)
+        ]
+    if tool == "Read" and isinstance(result.get("path"), str):
+        return [{"name": "file", "path": result["path"], "offset": result.get("offset", 0)}]
+    return []
+
+
+def _duration_ms(record: CallRecord) -> int | None:
+    if record.result is not None and isinstance(record.result.get("durationMs"), int):
+        return int(record.result["durationMs"])
+    if record.ended_at is None:
+        return None
+    return max(0, round((record.ended_at - record.started_at) * 1000))
+
+
+def summary(record: CallRecord) -> dict[str, Any]:
+    """The row the page lists for a call (JSON-able, camelCase)."""
+    result = record.result
+    return {
+        "toolCallId": record.tool_call_id,
+        "sessionId": record.session_id,
+        "tool": record.tool,
+        "args": record.args,
+        "argsShort": short_args(record.tool, record.args),
+        "status": status_of(record),
+        "startedAt": record.started_at,
+        "durationMs": _duration_ms(record),
+        "cut": bool(result and result.get("truncated")),
+        "lastSeq": record.last_seq,
+        "failed": record.failed,
+        "outputs": [
+            {"name": o["name"], "path": o["path"]} for o in outputs_of(record.tool, result)
+        ],
+    }

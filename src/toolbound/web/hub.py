@@ -1,0 +1,218 @@
+"""The event hub: every tool call of the attached hosts, live, for the page.
+
+A ``Hub`` is an observer of one or more ``ToolHost``s (``attach``). It keeps
+each call's record and its events in ``seq`` order, and hands them to any
+number of subscribers: a subscriber first gets the events it has not seen
+(``after`` a seq), then each new one as the host relays it, and its feed ends
+with the call's result. Everything runs on the event loop that runs the
+hosts' calls; nothing here blocks.
+
+Memory stays bounded: a running call holds its events (the host's capture
+ceiling bounds them); a finished call keeps them until ``retain_bytes`` of
+finished events are held, oldest dropped first, after which its replay comes
+from the store. Only the newest ``retain_calls`` records are kept.
+
+Pieces:
+    Hub        attach/detach hosts, observe events, records, subscribe
+    event_size the bytes an event holds, for the retention budget
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from toolbound.web.calls import CallRecord
+
+if TYPE_CHECKING:
+    from toolbound.host import ToolHost
+
+# Finished calls' events kept in memory for replay without the store.
+DEFAULT_RETAIN_BYTES = 64 * 1024 * 1024
+# Finished calls' records (arguments, result) kept in memory.
+DEFAULT_RETAIN_CALLS = 2000
+
+
+def event_size(event: dict[str, Any]) -> int:
+    """Roughly the bytes an event holds: its data, or its result's text fields."""
+    if event["type"] == "chunk":
+        return len(event["data"])
+    result = event.get("result") or {}
+    return sum(len(v) for v in result.values() if isinstance(v, str))
+
+
+@dataclass
+class _Call:
+    record: CallRecord
+    events: list[dict[str, Any]] | None = field(default_factory=list)
+    queues: set[asyncio.Queue[dict[str, Any]]] = field(default_factory=set)
+    size: int = 0
+
+    @property
+    def finished(self) -> bool:
+        return self.record.result is not None or self.record.failed is not None
+
+
+class Hub:
+    """Sees every call of the attached hosts and feeds them to subscribers."""
+
+    def __init__(
+        self,
+        *,
+        retain_bytes: int = DEFAULT_RETAIN_BYTES,
+        retain_calls: int = DEFAULT_RETAIN_CALLS,
+    ) -> None:
+        self.retain_bytes = retain_bytes
+        self.retain_calls = retain_calls
+        self._calls: dict[str, _Call] = {}
+        self._hosts: dict[str, ToolHost] = {}
+        # Finished calls, oldest first; those whose events are still held.
+        self._finished: collections.deque[str] = collections.deque()
+        self._held: collections.deque[str] = collections.deque()
+        self._held_bytes = 0
+
+    # --- hosts ----------------------------------------------------------------
+
+    def attach(self, host: ToolHost) -> None:
+        """Observe every call ``host`` runs from now on."""
+        if self.observe not in host.observers:
+            host.observers.append(self.observe)
+        self._hosts[host.session_id] = host
+
+    def detach(self, host: ToolHost) -> None:
+        """Stop observing ``host``; its calls' records stay."""
+        if self.observe in host.observers:
+            host.observers.remove(self.observe)
+        if self._hosts.get(host.session_id) is host:
+            del self._hosts[host.session_id]
+
+    def host_for(self, session_id: str) -> ToolHost | None:
+        """The attached host serving ``session_id``, if any."""
+        return self._hosts.get(session_id)
+
+    def live_sessions(self) -> list[str]:
+        return list(self._hosts)
+
+    # --- events ---------------------------------------------------------------
+
+    def observe(self, event: dict[str, Any]) -> None:
+        """The host observer: a call started, or one of its events was relayed."""
+        kind = event["type"]
+        if kind == "call":
+            self._start(event)
+            return
+        call = self._calls.get(event["toolCallId"])
+        if call is None or call.finished:
+            return
+        if kind == "failed":
+            event = {**event, "seq": call.record.last_seq + 1}
+            call.record = replace(
+                call.record, failed=event["message"], ended_at=time.time(), last_seq=event["seq"]
+            )
+        elif kind == "result":
+            call.record = replace(
+                call.record, result=event["result"], ended_at=time.time(), last_seq=event["seq"]
+            )
+        else:
+            call.record = replace(call.record, last_seq=event["seq"])
+        if call.events is not None:
+            call.events.append(event)
+            call.size += event_size(event)
+        for queue in call.queues:
+            queue.put_nowait(event)
+        if call.finished:
+            call.queues.clear()
+            self._retire(call)
+
+    def _start(self, event: dict[str, Any]) -> None:
+        record = CallRecord(
+            tool_call_id=event["toolCallId"],
+            session_id=event["sessionId"],
+            tool=event["tool"],
+            args=event["args"],
+            started_at=time.time(),
+        )
+        self._calls[record.tool_call_id] = _Call(record)
+
+    def _retire(self, call: _Call) -> None:
+        """A finished call joins the retention queues; the oldest are trimmed."""
+        call_id = call.record.tool_call_id
+        self._finished.append(call_id)
+        self._held.append(call_id)
+        self._held_bytes += call.size
+        while self._held_bytes > self.retain_bytes and self._held:
+            self._drop_events(self._held.popleft())
+        while len(self._finished) > self.retain_calls:
+            oldest = self._finished.popleft()
+            if oldest in self._held:
+                self._held.remove(oldest)
+                self._drop_events(oldest)
+            self._calls.pop(oldest, None)
+
+    def _drop_events(self, call_id: str) -> None:
+        call = self._calls[call_id]
+        self._held_bytes -= call.size
+        call.events = None
+        call.size = 0
+
+    # --- reading --------------------------------------------------------------
+
+    def records(self, session_id: str | None = None) -> list[CallRecord]:
+        """The calls seen, oldest first; only ``session_id``'s when given."""
+        return [
+            c.record
+            for c in self._calls.values()
+            if session_id is None or c.record.session_id == session_id
+        ]
+
+    def record(self, tool_call_id: str) -> CallRecord | None:
+        call = self._calls.get(tool_call_id)
+        return call.record if call is not None else None
+
+    def events(self, tool_call_id: str) -> list[dict[str, Any]] | None:
+        """A call's events so far, or None when they are not held here."""
+        call = self._calls.get(tool_call_id)
+        if call is None or call.events is None:
+            return None
+        return list(call.events)
+
+    def subscribe(self, tool_call_id: str, *, after: int = -1) -> AsyncIterator[dict[str, Any]]:
+        """The call's events with seq > ``after``, then live ones, ending with its result.
+
+        Raises KeyError when the hub does not hold the call's events. The
+        backlog is taken and the subscription registered in one step (no
+        await between), so no event is missed or repeated.
+        """
+        call = self._calls.get(tool_call_id)
+        if call is None or call.events is None:
+            raise KeyError(tool_call_id)
+        backlog = [e for e in call.events if e["seq"] > after]
+        queue: asyncio.Queue[dict[str, Any]] | None = None
+        if not call.finished:
+            queue = asyncio.Queue()
+            call.queues.add(queue)
+        return self._feed(call, backlog, queue)
+
+    async def _feed(
+        self,
+        call: _Call,
+        backlog: list[dict[str, Any]],
+        queue: asyncio.Queue[dict[str, Any]] | None,
+    ) -> AsyncIterator[dict[str, Any]]:
+        try:
+            for event in backlog:
+                yield event
+            if queue is None:
+                return
+            while True:
+                event = await queue.get()
+                yield event
+                if event["type"] in ("result", "failed"):
+                    return
+        finally:
+            if queue is not None:
+                call.queues.discard(queue)
