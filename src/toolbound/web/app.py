@@ -24,7 +24,7 @@ allows only its own script, and the script writes output as text only.
 Pieces:
     WebView      hub + store + reader + token -> the routes
     Reader       how the viewer runs Read for a session
-    host_reader  the default Reader: the session's live host, or a short-lived one
+    host_reader  the default Reader: a short-lived host of the session
     build_app    a Starlette app of just the web view (the MCP server mounts routes())
 """
 
@@ -95,26 +95,24 @@ def cookie_name(token: str) -> str:
 
 
 def host_reader(
-    hub: Hub,
     *,
     workspace: Path,
     data_dir: Path | None,
     allow_external: Iterable[Path] = (),
     limits: Limits = DEFAULT_LIMITS,
 ) -> Reader:
-    """Read through the session's live host, else through a host opened for the one call.
+    """Read with a host of the session's own, opened for the one call.
 
-    Either way the Read tool's roots apply: the session's own scratch dir
-    (where its spill files are), the workspace, the approved folders.
+    The Read tool's roots apply: the session's scratch dir (its spill files),
+    the workspace, the approved folders. The host is not the session's live
+    one, so the viewer's reads are neither observed nor recorded as the
+    agent's tool calls (several hosts may serve one session at once).
     """
     external = tuple(allow_external)
 
     async def read(session_id: str, args: dict[str, Any]) -> dict[str, Any]:
         from toolbound.host import ToolHost
 
-        live = hub.host_for(session_id)
-        if live is not None:
-            return await live.call("Read", args)
         async with ToolHost(
             workspace=workspace,
             data_dir=data_dir,
@@ -184,6 +182,7 @@ class WebView:
         table: list[tuple[str, Endpoint]] = [
             ("/", self.page),
             ("/static/{name}", self.static),
+            ("/favicon.ico", self.no_icon),
             ("/api/sessions", self.sessions),
             ("/api/sessions/{sid}/calls", self.calls),
             ("/api/calls/{cid}", self.call),
@@ -206,6 +205,9 @@ class WebView:
         return Response(
             html, media_type="text/html; charset=utf-8", headers={"Content-Security-Policy": _CSP}
         )
+
+    async def no_icon(self, request: Request) -> Response:
+        return Response(status_code=204)
 
     async def static(self, request: Request) -> Response:
         name = request.path_params["name"]

@@ -55,6 +55,8 @@ export class Pane {
     this.pending = false;
     this.lineHeight = 0;
     this.clear();
+    // A pane first shown (or resized) renders again, at its real line height.
+    new ResizeObserver(() => this.schedule()).observe(scroller);
     scroller.addEventListener("scroll", () => {
       const s = this.scroller;
       this.follow = s.scrollTop + s.clientHeight >= s.scrollHeight - this.lineHeight - 2;
@@ -113,17 +115,19 @@ export class Pane {
     });
   }
 
+  // The line height in pixels; 0 while the pane is hidden (nothing to draw).
   measure() {
     if (this.lineHeight) return this.lineHeight;
     const probe = el("div", "line", "M");
     this.view.append(probe);
-    this.lineHeight = probe.getBoundingClientRect().height || 16;
+    this.lineHeight = probe.getBoundingClientRect().height;
     probe.remove();
     return this.lineHeight;
   }
 
   render() {
     const lh = this.measure();
+    if (!lh) return;
     const total = this.count;
     this.spacer.style.height = `${total * lh}px`;
     const s = this.scroller;

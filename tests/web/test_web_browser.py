@@ -1,0 +1,153 @@
+"""The page in a real Chromium: live output, separation, inert output, the viewer.
+
+Each test runs real tool calls on a real host while the page watches through
+the real server; every wait is bounded (``WAIT_MS``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+from conftest import ARTIFACTS, WAIT_MS, Served
+
+PANE_LINES = "sel => [...document.querySelectorAll(sel + ' .line')].map(e => e.textContent)"
+
+
+async def until(condition: Callable[[], bool], *, within_s: float = WAIT_MS / 1000) -> None:
+    """Poll a condition of this process (not of the page) with a deadline."""
+    deadline = asyncio.get_running_loop().time() + within_s
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
+
+
+async def pane(page: Any, which: str) -> list[str]:
+    lines: list[str] = await page.evaluate(f"({PANE_LINES})('#{which}')")
+    return lines
+
+
+async def wait_lines(page: Any, which: str, count: int) -> list[str]:
+    await page.wait_for_function(
+        f"n => ({PANE_LINES})('#{which}').length >= n", arg=count, timeout=WAIT_MS
+    )
+    return await pane(page, which)
+
+
+async def start_call(served: Served, call_id: str, command: str) -> asyncio.Task[dict[str, Any]]:
+    task = asyncio.create_task(
+        served.host.call("Bash", {"command": command, "timeout": 60}, tool_call_id=call_id)
+    )
+    await until(lambda: served.hub.record(call_id) is not None)
+    return task
+
+
+async def screenshot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / name
+    await page.screenshot(path=str(path), full_page=True)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+async def test_lines_of_a_slow_bash_call_appear_in_order_before_it_ends(
+    served: Served, page: Any
+) -> None:
+    command = (
+        "for i in 1 2 3 4 5; do echo out $i; echo err $i >&2; sleep 0.1; done; "
+        "while [ ! -e gate ]; do sleep 0.05; done; echo finished"
+    )
+    call = await start_call(served, "call_slow", command)
+    await page.goto(served.call_url("call_slow"))
+
+    assert await wait_lines(page, "out-stdout", 5) == [f"out {i}" for i in range(1, 6)]
+    assert await wait_lines(page, "out-stderr", 5) == [f"err {i}" for i in range(1, 6)]
+    assert not call.done()
+    assert await page.text_content("#call-head .badge") == "running"
+    await screenshot(page, "live-call.png")
+
+    (served.workspace / "gate").touch()
+    result = await asyncio.wait_for(call, WAIT_MS / 1000)
+    assert result["exitCode"] == 0
+    await page.wait_for_selector("#detail[data-stream=done]")
+    assert await pane(page, "out-stdout") == [*(f"out {i}" for i in range(1, 6)), "finished"]
+    assert await pane(page, "out-stderr") == [f"err {i}" for i in range(1, 6)]
+    assert await page.text_content("#result .status") == "exit status 0"
+    await page.wait_for_function(
+        "() => document.querySelector('#call-head .badge').textContent === 'done'"
+    )
+
+
+async def test_output_is_inert_text_with_colours_and_overwritten_progress(
+    served: Served, page: Any
+) -> None:
+    hostile = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
+    command = (
+        f"printf '%s\\n' '{hostile}'; "
+        "printf '\\033[31mred\\033[0m plain\\n'; "
+        "printf 'progress 10%%\\rprogress 55%%\\rprogress 100%%\\n'; "
+        f"printf '%s\\n' '{hostile}' >&2"
+    )
+    call = await start_call(served, "call_hostile", command)
+    await asyncio.wait_for(call, WAIT_MS / 1000)
+    await page.goto(served.call_url("call_hostile"))
+    await page.wait_for_selector("#detail[data-stream=done]")
+
+    assert await pane(page, "out-stdout") == [hostile, "red plain", "progress 100%"]
+    assert await pane(page, "out-stderr") == [hostile]
+    assert await page.evaluate("() => window.__pwned") is None
+    inserted = "() => document.querySelectorAll('#detail script, #detail img').length"
+    assert await page.evaluate(inserted) == 0
+    red = await page.eval_on_selector("#out-stdout .line span.f1", "e => e.textContent")
+    assert red == "red"
+
+
+async def test_a_request_without_the_token_is_refused(served: Served, browser: Any) -> None:
+    page = browser.pages[0] if browser.pages else await browser.new_page()
+    for path in ["/", "/api/sessions", "/static/app.js", "/api/calls/x/events"]:
+        response = await page.goto(served.url + path)
+        assert response is not None
+        assert response.status == 403, path
+    assert "needs its token" in await page.text_content("body")
+    assert await browser.cookies() == []
+
+
+async def test_the_viewer_pages_through_a_500_kb_spill_file(served: Served, page: Any) -> None:
+    outputs: list[dict[str, Any]] = []
+
+    async def keep(response: Any) -> None:
+        if "/outputs/" in response.url:
+            outputs.append(json.loads(await response.body()))
+
+    page.on("response", keep)
+    call = await start_call(served, "call_big", "seq -f 'row %06g' 0 59999")
+    result = await asyncio.wait_for(call, WAIT_MS / 1000)
+    spill = result["spill"]["stdout"]
+    assert served.host.scratch.dir.exists()
+    size = (served.host.scratch.dir / "tool-output" / spill.rsplit("/", 1)[1]).stat().st_size
+    assert size >= 500 * 1024
+
+    await page.goto(served.call_url("call_big"))
+    await page.wait_for_selector("#detail[data-stream=done]")
+    assert await page.text_content(".badge.cut") == "cut"
+    await page.click("button[data-output=stdout]")
+    await page.wait_for_selector("#viewer[data-offset='0']")
+    assert await page.text_content("#viewer-info") == "lines 1–500 · 524288 bytes"
+    assert (await pane(page, "viewer-text"))[:3] == ["row 000000", "row 000001", "row 000002"]
+
+    await page.click("#viewer-next")
+    await page.wait_for_selector("#viewer[data-offset='500']")
+    await page.click("#viewer-next")
+    await page.wait_for_selector("#viewer[data-offset='1000']")
+    assert await page.text_content("#viewer-info") == "lines 1001–1500 · 524288 bytes"
+    assert (await pane(page, "viewer-text"))[0] == "row 001000"
+    await page.click("#viewer-prev")
+    await page.wait_for_selector("#viewer[data-offset='500']")
+    assert (await pane(page, "viewer-text"))[0] == "row 000500"
+    await screenshot(page, "spill-viewer.png")
+
+    # Paged through Read windows, never the whole file, never every line in the DOM.
+    assert [o["offset"] for o in outputs] == [0, 500, 1000, 500]
+    assert all(o["lineCount"] == 500 and o["truncated"] for o in outputs)
+    assert await page.evaluate("() => document.querySelectorAll('.line').length") < 300
