@@ -9,9 +9,13 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from conftest import ARTIFACTS, WAIT_MS, Served
+# The fixtures (conftest.py) give a real host, hub and server, and Chromium.
+Served = Any
+WAIT_MS = 15_000
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "web"
 
 PANE_LINES = "sel => [...document.querySelectorAll(sel + ' .line')].map(e => e.textContent)"
 
