@@ -99,6 +99,7 @@ async def page(browser: Any, served: Served) -> AsyncIterator[Any]:
     errors: list[str] = []
     page.on("pageerror", lambda err: errors.append(str(err)))
     response = await page.goto(served.page_url)
-    assert response is not None and response.status == 200
+    assert response is not None
+    assert response.status == 200
     yield page
     assert errors == []
