@@ -1,0 +1,148 @@
+"""The web view's HTTP API over a real server: the token, the rows, the event streams."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+Served = Any  # the fixture's type (conftest.py): host, hub, view, server, workspace
+
+ROUTES = [
+    "/",
+    "/static/app.js",
+    "/api/sessions",
+    "/api/sessions/web-s1/calls",
+    "/api/calls/call_x",
+    "/api/calls/call_x/events",
+    "/api/calls/call_x/outputs/stdout",
+]
+
+
+def sse_events(body: str) -> list[dict[str, Any]]:
+    """The data of each SSE message that has an ``id`` (comments and ``end`` aside)."""
+    events = []
+    for block in body.split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+        if "id" in fields:
+            event = json.loads(fields["data"])
+            assert fields["id"] == str(event["seq"])
+            assert fields["event"] == event["type"]
+            events.append(event)
+    return events
+
+
+@pytest.fixture
+async def client(served: Served) -> Any:
+    async with httpx.AsyncClient(base_url=served.url, timeout=15) as c:
+        yield c
+
+
+def bearer(served: Served) -> dict[str, str]:
+    return {"Authorization": f"Bearer {served.view.token}"}
+
+
+@pytest.mark.parametrize("path", ROUTES)
+async def test_every_route_refuses_a_request_without_the_token(client: Any, path: str) -> None:
+    response = await client.get(path)
+    assert response.status_code == 403
+    assert response.text.startswith("403: the toolbound web view needs its token.")
+
+
+@pytest.mark.parametrize("path", ROUTES)
+async def test_a_wrong_token_is_refused_everywhere(client: Any, path: str) -> None:
+    response = await client.get(path, params={"token": "guess"})
+    assert response.status_code == 403
+    response = await client.get(path, headers={"Authorization": "Bearer guess"})
+    assert response.status_code == 403
+
+
+async def test_the_printed_url_trades_its_token_for_a_strict_cookie(
+    client: Any, served: Served
+) -> None:
+    response = await client.get("/", params={"token": served.view.token})
+    assert response.status_code == 303
+    assert response.headers["location"] == "/"
+    cookie = response.headers["set-cookie"]
+    assert served.view.token in cookie
+    assert "HttpOnly" in cookie
+    assert "SameSite=strict" in cookie
+    page = await client.get("/")  # the client now holds the cookie
+    assert page.status_code == 200
+    assert "default-src 'none'" in page.headers["content-security-policy"]
+    assert '<script type="module" src="/static/app.js"></script>' in page.text
+
+
+async def test_no_cors_headers_are_sent_to_another_origin(client: Any, served: Served) -> None:
+    response = await client.get(
+        "/api/sessions", headers={**bearer(served), "Origin": "https://evil.example"}
+    )
+    assert response.status_code == 200
+    assert not [h for h in response.headers if h.lower().startswith("access-control-")]
+
+
+async def test_calls_are_listed_in_order_with_status_duration_and_cut(
+    client: Any, served: Served
+) -> None:
+    host = served.host
+    await host.call("Bash", {"command": "echo hi"}, tool_call_id="call_a")
+    await host.call("Bash", {"command": "exit 3"}, tool_call_id="call_b")
+    await host.call("Bash", {"command": "seq 1 5000"}, tool_call_id="call_c")
+    await host.call("Bash", {"command": "sleep 5", "timeout": 1}, tool_call_id="call_d")
+    await host.call("Bash", {"command": "true", "timeout": 0}, tool_call_id="call_e")
+
+    sessions = (await client.get("/api/sessions", headers=bearer(served))).json()
+    assert sessions == {
+        "sessions": [{"id": "web-s1", "createdAt": None, "endedAt": None, "live": True}]
+    }
+    rows = (await client.get("/api/sessions/web-s1/calls", headers=bearer(served))).json()
+    got = [
+        (r["toolCallId"], r["tool"], r["argsShort"], r["status"], r["cut"]) for r in rows["calls"]
+    ]
+    assert got == [
+        ("call_a", "Bash", "echo hi", "done", False),
+        ("call_b", "Bash", "exit 3", "error", False),
+        ("call_c", "Bash", "seq 1 5000", "done", True),
+        ("call_d", "Bash", "sleep 5", "timedOut", False),
+        ("call_e", "Bash", "true", "error", False),
+    ]
+    assert all(isinstance(r["durationMs"], int) for r in rows["calls"])
+    assert rows["calls"][3]["durationMs"] >= 1000
+    assert [o["name"] for o in rows["calls"][2]["outputs"]] == ["stdout"]
+
+
+async def test_a_finished_call_replays_with_the_same_seq_values(
+    client: Any, served: Served
+) -> None:
+    command = "for i in 1 2 3; do echo out $i; echo err $i >&2; done"
+    seen = [e async for e in served.host.stream("Bash", {"command": command}, tool_call_id="c1")]
+    response = await client.get("/api/calls/c1/events", headers=bearer(served))
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert sse_events(response.text) == seen
+    assert response.text.endswith("event: end\ndata: {}\n\n")
+    later = await client.get("/api/calls/c1/events?after=2", headers=bearer(served))
+    assert sse_events(later.text) == [e for e in seen if e["seq"] > 2]
+
+
+async def test_the_viewer_reads_only_outputs_a_result_names(client: Any, served: Served) -> None:
+    (served.workspace / "notes.txt").write_text("".join(f"n{i}\n" for i in range(10)))
+    await served.host.call("Bash", {"command": "seq 1 5000"}, tool_call_id="cut")
+    await served.host.call("Bash", {"command": "echo small"}, tool_call_id="small")
+
+    window = await client.get(
+        "/api/calls/cut/outputs/stdout?offset=10&limit=3", headers=bearer(served)
+    )
+    assert window.json()["content"] == "11\n12\n13\n"
+    assert window.json()["offset"] == 10
+    for path in ["/api/calls/small/outputs/stdout", "/api/calls/cut/outputs/stderr"]:
+        missing = await client.get(path, headers=bearer(served))
+        assert missing.status_code == 404
+        assert missing.json() == {"error": "this call has no such output"}
+    bad = await client.get("/api/calls/cut/outputs/stdout?offset=x", headers=bearer(served))
+    assert bad.status_code == 400
+    assert bad.json() == {"error": "offset must be an integer (got 'x')"}
+    # The viewer's own reads are not the agent's calls: the session still lists two.
+    rows = (await client.get("/api/sessions/web-s1/calls", headers=bearer(served))).json()
+    assert [r["toolCallId"] for r in rows["calls"]] == ["cut", "small"]

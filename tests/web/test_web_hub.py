@@ -1,0 +1,157 @@
+"""The host's observers and the hub: every call seen live, in seq order, to the end."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolbound.host import ToolHost
+from toolbound.web import CallRecord, Hub
+from toolbound.web.calls import outputs_of, short_args, status_of
+
+SLOW = "for i in 1 2 3; do echo out $i; echo err $i >&2; done; while [ ! -e gate ]; do sleep 0.02; done"
+
+
+@pytest.fixture
+async def host(tmp_path: Path) -> Any:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    async with ToolHost(workspace=ws, data_dir=tmp_path / "data", session_id="h1") as h:
+        yield h
+
+
+async def test_observers_see_the_start_then_every_event_as_streamed(host: ToolHost) -> None:
+    seen: list[dict[str, Any]] = []
+    host.observers.append(seen.append)
+    args = {"command": "echo a; echo b >&2"}
+    streamed = [e async for e in host.stream("Bash", args, tool_call_id="c1")]
+    start = {"type": "call", "toolCallId": "c1", "sessionId": "h1", "tool": "Bash", "args": args}
+    assert seen == [start, *streamed]
+    assert [e["seq"] for e in streamed] == list(range(len(streamed)))
+
+
+async def test_observers_get_the_result_when_the_consumer_stops_early(host: ToolHost) -> None:
+    seen: list[dict[str, Any]] = []
+    host.observers.append(seen.append)
+    events = host.stream("Bash", {"command": "echo one; echo two"}, tool_call_id="c2")
+    first = await anext(events)
+    await events.aclose()
+    assert seen[1] == first
+    assert seen[-1]["type"] == "result"
+    assert [e["seq"] for e in seen[1:]] == list(range(len(seen) - 1))
+
+
+async def test_an_observer_that_raises_does_not_break_the_call(
+    host: ToolHost, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(event: dict[str, Any]) -> None:
+        raise RuntimeError("observer bug")
+
+    host.observers.append(broken)
+    result = await host.call("Bash", {"command": "echo fine"})
+    assert result["stdout"] == "fine\n"
+    assert "observer bug" in caplog.text
+
+
+async def test_a_late_subscriber_gets_the_backlog_then_live_events_to_the_result(
+    host: ToolHost,
+) -> None:
+    hub = Hub()
+    hub.attach(host)
+    call = asyncio.create_task(
+        host.call("Bash", {"command": SLOW, "timeout": 30}, tool_call_id="c3")
+    )
+    deadline = asyncio.get_running_loop().time() + 15
+    while (record := hub.record("c3")) is None or record.last_seq < 5:
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.01)
+    feed = hub.subscribe("c3", after=1)
+    (host.workspace / "gate").touch()
+    got = [e async for e in feed]
+    await call
+    everything = hub.events("c3")
+    assert everything is not None
+    assert got == everything[2:]
+    assert got[-1]["type"] == "result"
+    assert hub.record("c3") == CallRecord(
+        tool_call_id="c3",
+        session_id="h1",
+        tool="Bash",
+        args={"command": SLOW, "timeout": 30},
+        started_at=record.started_at,
+        ended_at=hub.record("c3").ended_at,  # type: ignore[union-attr]
+        result=got[-1]["result"],
+        last_seq=got[-1]["seq"],
+    )
+
+
+async def test_finished_events_beyond_the_retention_budget_are_dropped_oldest_first(
+    host: ToolHost,
+) -> None:
+    hub = Hub(retain_bytes=3000)
+    hub.attach(host)
+    await host.call("Bash", {"command": "seq 1 500"}, tool_call_id="old")  # 1892 bytes
+    await host.call("Bash", {"command": "seq 1 400"}, tool_call_id="new")  # 1492 bytes
+    assert hub.events("old") is None
+    assert hub.events("new") is not None
+    with pytest.raises(KeyError):
+        hub.subscribe("old")
+    assert [r.tool_call_id for r in hub.records("h1")] == ["old", "new"]
+    hub.detach(host)
+    await host.call("Bash", {"command": "true"}, tool_call_id="unseen")
+    assert hub.record("unseen") is None
+
+
+def record(**kw: Any) -> CallRecord:
+    base: dict[str, Any] = {
+        "tool_call_id": "c",
+        "session_id": "s",
+        "tool": "Bash",
+        "args": {},
+        "started_at": 0.0,
+    }
+    return CallRecord(**{**base, **kw})
+
+
+BASH_OK = {"exitCode": 0, "signal": None, "timedOut": False, "aborted": False}
+
+
+@pytest.mark.parametrize(
+    ("kw", "status"),
+    [
+        ({}, "running"),
+        ({"failed": "RuntimeError('x')"}, "error"),
+        ({"result": BASH_OK}, "done"),
+        ({"result": {**BASH_OK, "exitCode": 1}}, "error"),
+        ({"result": {**BASH_OK, "exitCode": None, "signal": "SIGKILL"}}, "error"),
+        ({"result": {**BASH_OK, "exitCode": None, "timedOut": True}}, "timedOut"),
+        ({"result": {**BASH_OK, "exitCode": None, "aborted": True}}, "aborted"),
+        ({"tool": "Read", "result": {"error": {"code": "TOOL_NOT_FOUND"}}}, "error"),
+        ({"tool": "Read", "result": {"content": ""}}, "done"),
+    ],
+)
+def test_status_of_a_call(kw: dict[str, Any], status: str) -> None:
+    assert status_of(record(**kw)) == status
+
+
+def test_short_args_show_the_command_path_or_pattern_on_one_line() -> None:
+    assert short_args("Bash", {"command": "make\n  test"}) == "make test"
+    assert (
+        short_args("Read", {"path": "a.py", "offset": 10, "limit": 5}) == "a.py offset=10 limit=5"
+    )
+    assert short_args("Grep", {"pattern": "def ", "path": "src"}) == "def  in src"
+    assert short_args("Glob", {"pattern": "**/*.py"}) == "**/*.py"
+    assert short_args("Bash", "ls") == '"ls"'
+    assert short_args("Bash", {"command": "x" * 300}, max_chars=10) == "xxxxxxxxx…"
+
+
+def test_outputs_are_the_spill_files_or_the_read_window() -> None:
+    bash = {"spill": {"stderr": "/d/err.log"}}
+    assert outputs_of("Bash", bash) == [{"name": "stderr", "path": "/d/err.log", "offset": 0}]
+    read = {"path": "src/a.py", "offset": 2000}
+    assert outputs_of("Read", read) == [{"name": "file", "path": "src/a.py", "offset": 2000}]
+    assert outputs_of("Read", {"error": {"code": "TOOL_NOT_FOUND"}}) == []
+    assert outputs_of("Glob", {"matches": []}) == []
