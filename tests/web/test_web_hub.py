@@ -12,7 +12,10 @@ from toolbound.host import ToolHost
 from toolbound.web import CallRecord, Hub
 from toolbound.web.calls import outputs_of, short_args, status_of
 
-SLOW = "for i in 1 2 3; do echo out $i; echo err $i >&2; done; while [ ! -e gate ]; do sleep 0.02; done"
+SLOW = (
+    "for i in 1 2 3; do echo out $i; echo err $i >&2; done; "
+    "while [ ! -e gate ]; do sleep 0.02; done"
+)
 
 
 @pytest.fixture
