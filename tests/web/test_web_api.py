@@ -15,9 +15,9 @@ ROUTES = [
     "/static/app.js",
     "/api/sessions",
     "/api/sessions/web-s1/calls",
-    "/api/calls/call_x",
-    "/api/calls/call_x/events",
-    "/api/calls/call_x/outputs/stdout",
+    "/api/sessions/web-s1/calls/call_x",
+    "/api/sessions/web-s1/calls/call_x/events",
+    "/api/sessions/web-s1/calls/call_x/outputs/stdout",
 ]
 
 
@@ -118,11 +118,11 @@ async def test_a_finished_call_replays_with_the_same_seq_values(
 ) -> None:
     command = "for i in 1 2 3; do echo out $i; echo err $i >&2; done"
     seen = [e async for e in served.host.stream("Bash", {"command": command}, tool_call_id="c1")]
-    response = await client.get("/api/calls/c1/events", headers=bearer(served))
+    response = await client.get("/api/sessions/web-s1/calls/c1/events", headers=bearer(served))
     assert response.headers["content-type"].startswith("text/event-stream")
     assert sse_events(response.text) == seen
     assert response.text.endswith("event: end\ndata: {}\n\n")
-    later = await client.get("/api/calls/c1/events?after=2", headers=bearer(served))
+    later = await client.get("/api/sessions/web-s1/calls/c1/events?after=2", headers=bearer(served))
     assert sse_events(later.text) == [e for e in seen if e["seq"] > 2]
 
 
@@ -132,15 +132,20 @@ async def test_the_viewer_reads_only_outputs_a_result_names(client: Any, served:
     await served.host.call("Bash", {"command": "echo small"}, tool_call_id="small")
 
     window = await client.get(
-        "/api/calls/cut/outputs/stdout?offset=10&limit=3", headers=bearer(served)
+        "/api/sessions/web-s1/calls/cut/outputs/stdout?offset=10&limit=3", headers=bearer(served)
     )
     assert window.json()["content"] == "11\n12\n13\n"
     assert window.json()["offset"] == 10
-    for path in ["/api/calls/small/outputs/stdout", "/api/calls/cut/outputs/stderr"]:
+    for path in [
+        "/api/sessions/web-s1/calls/small/outputs/stdout",
+        "/api/sessions/web-s1/calls/cut/outputs/stderr",
+    ]:
         missing = await client.get(path, headers=bearer(served))
         assert missing.status_code == 404
         assert missing.json() == {"error": "this call has no such output"}
-    bad = await client.get("/api/calls/cut/outputs/stdout?offset=x", headers=bearer(served))
+    bad = await client.get(
+        "/api/sessions/web-s1/calls/cut/outputs/stdout?offset=x", headers=bearer(served)
+    )
     assert bad.status_code == 400
     assert bad.json() == {"error": "offset must be an integer (got 'x')"}
     # The viewer's own reads are not the agent's calls: the session still lists two.

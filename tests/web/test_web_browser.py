@@ -44,7 +44,7 @@ async def start_call(served: Served, call_id: str, command: str) -> asyncio.Task
     task = asyncio.create_task(
         served.host.call("Bash", {"command": command, "timeout": 60}, tool_call_id=call_id)
     )
-    await until(lambda: served.hub.record(call_id) is not None)
+    await until(lambda: served.hub.record(served.host.session_id, call_id) is not None)
     return task
 
 
@@ -109,7 +109,7 @@ async def test_output_is_inert_text_with_colours_and_overwritten_progress(
 
 async def test_a_request_without_the_token_is_refused(served: Served, browser: Any) -> None:
     page = browser.pages[0] if browser.pages else await browser.new_page()
-    for path in ["/", "/api/sessions", "/static/app.js", "/api/calls/x/events"]:
+    for path in ["/", "/api/sessions", "/static/app.js", "/api/sessions/s/calls/x/events"]:
         response = await page.goto(served.url + path)
         assert response is not None
         assert response.status == 403, path

@@ -68,24 +68,24 @@ async def test_a_late_subscriber_gets_the_backlog_then_live_events_to_the_result
         host.call("Bash", {"command": SLOW, "timeout": 30}, tool_call_id="c3")
     )
     deadline = asyncio.get_running_loop().time() + 15
-    while (record := hub.record("c3")) is None or record.last_seq < 1:
+    while (record := hub.record("h1", "c3")) is None or record.last_seq < 1:
         assert asyncio.get_running_loop().time() < deadline
         await asyncio.sleep(0.01)
-    feed = hub.subscribe("c3", after=0)
+    feed = hub.subscribe("h1", "c3", after=0)
     (host.workspace / "gate").touch()
     got = [e async for e in feed]
     await call
-    everything = hub.events("c3")
+    everything = hub.events("h1", "c3")
     assert everything is not None
     assert got == everything[1:]
     assert got[-1]["type"] == "result"
-    assert hub.record("c3") == CallRecord(
+    assert hub.record("h1", "c3") == CallRecord(
         tool_call_id="c3",
         session_id="h1",
         tool="Bash",
         args={"command": SLOW, "timeout": 30},
         started_at=record.started_at,
-        ended_at=hub.record("c3").ended_at,  # type: ignore[union-attr]
+        ended_at=hub.record("h1", "c3").ended_at,  # type: ignore[union-attr]
         result=got[-1]["result"],
         last_seq=got[-1]["seq"],
     )
@@ -98,14 +98,14 @@ async def test_finished_events_beyond_the_retention_budget_are_dropped_oldest_fi
     hub.attach(host)
     await host.call("Bash", {"command": "seq 1 500"}, tool_call_id="old")  # 1892 bytes
     await host.call("Bash", {"command": "seq 1 400"}, tool_call_id="new")  # 1492 bytes
-    assert hub.events("old") is None
-    assert hub.events("new") is not None
+    assert hub.events("h1", "old") is None
+    assert hub.events("h1", "new") is not None
     with pytest.raises(KeyError):
-        hub.subscribe("old")
+        hub.subscribe("h1", "old")
     assert [r.tool_call_id for r in hub.records("h1")] == ["old", "new"]
     hub.detach(host)
     await host.call("Bash", {"command": "true"}, tool_call_id="unseen")
-    assert hub.record("unseen") is None
+    assert hub.record("h1", "unseen") is None
 
 
 def record(**kw: Any) -> CallRecord:

@@ -6,10 +6,11 @@ Routes (every one needs the token; without it the answer is 403):
     GET /static/{name}                         its script and style sheet
     GET /api/sessions                          sessions: live ones, then stored ones
     GET /api/sessions/{sid}/calls              a session's calls, oldest first
-    GET /api/calls/{id}                        one call: its row and its result
-    GET /api/calls/{id}/events?after=SEQ       Server-Sent Events: the call's events
+    GET /api/sessions/{sid}/calls/{id}         one call: its row and its result
+    GET /api/sessions/{sid}/calls/{id}/events?after=SEQ
+                                               Server-Sent Events: the call's events
                                                with seq > SEQ, live until its result
-    GET /api/calls/{id}/outputs/{name}?offset=&limit=
+    GET /api/sessions/{sid}/calls/{id}/outputs/{name}?offset=&limit=
                                                a window of an output the result names
                                                (a spill file, a Read result's file),
                                                read with the Read tool
@@ -35,6 +36,7 @@ import contextlib
 import hashlib
 import json
 import secrets
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import resources
@@ -59,6 +61,10 @@ from toolbound.web.source import CallSource, merged_records
 
 Reader = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 Endpoint = Callable[[Request], Awaitable[Response]]
+
+# The viewer's own Read calls carry this id prefix; the session store records
+# them like any call, and the call lists leave them out.
+VIEWER_CALL_PREFIX = "web_"
 
 # An idle event stream sends a comment this often, so proxies and the
 # browser keep it open and a vanished client is noticed.
@@ -120,7 +126,8 @@ def host_reader(
             allow_external=external,
             limits=limits,
         ) as host:
-            return await host.call("Read", args)
+            call_id = f"{VIEWER_CALL_PREFIX}{uuid.uuid4().hex[:16]}"
+            return await host.call("Read", args, tool_call_id=call_id)
 
     return read
 
@@ -185,9 +192,9 @@ class WebView:
             ("/favicon.ico", self.no_icon),
             ("/api/sessions", self.sessions),
             ("/api/sessions/{sid}/calls", self.calls),
-            ("/api/calls/{cid}", self.call),
-            ("/api/calls/{cid}/events", self.events),
-            ("/api/calls/{cid}/outputs/{name}", self.output),
+            ("/api/sessions/{sid}/calls/{cid}", self.call),
+            ("/api/sessions/{sid}/calls/{cid}/events", self.events),
+            ("/api/sessions/{sid}/calls/{cid}/outputs/{name}", self.output),
         ]
         return [Route(path, self._guard(fn), methods=["GET"]) for path, fn in table]
 
@@ -237,24 +244,27 @@ class WebView:
             stored = await asyncio.to_thread(self.source.call_records, session_id)
         return merged_records(self.hub.records(session_id), stored)
 
-    async def _record(self, tool_call_id: str) -> CallRecord | None:
-        record = self.hub.record(tool_call_id)
+    async def _record(self, request: Request) -> CallRecord | None:
+        sid, cid = request.path_params["sid"], request.path_params["cid"]
+        record = self.hub.record(sid, cid)
         if record is None and self.source is not None:
-            record = await asyncio.to_thread(self.source.call_record, tool_call_id)
+            stored = await asyncio.to_thread(self.source.call_records, sid)
+            record = next((r for r in reversed(stored) if r.tool_call_id == cid), None)
         return record
 
     async def calls(self, request: Request) -> Response:
         records = await self._records(request.path_params["sid"])
-        return JSONResponse({"calls": [summary(r) for r in records]})
+        rows = [summary(r) for r in records if not r.tool_call_id.startswith(VIEWER_CALL_PREFIX)]
+        return JSONResponse({"calls": rows})
 
     async def call(self, request: Request) -> Response:
-        record = await self._record(request.path_params["cid"])
+        record = await self._record(request)
         if record is None:
             return JSONResponse({"error": "no such call"}, status_code=404)
         return JSONResponse({**summary(record), "result": record.result})
 
     async def events(self, request: Request) -> Response:
-        cid = request.path_params["cid"]
+        sid, cid = request.path_params["sid"], request.path_params["cid"]
         try:
             after = _int_param(request, "after", None)
         except ValueError as err:
@@ -263,7 +273,7 @@ class WebView:
             # An EventSource reconnecting says where it stopped.
             last = request.headers.get("last-event-id", "")
             after = int(last) if last.lstrip("-").isdigit() else -1
-        feed = await self._feed(cid, after)
+        feed = await self._feed(sid, cid, after)
         if feed is None:
             return JSONResponse({"error": "no such call"}, status_code=404)
         return StreamingResponse(
@@ -272,13 +282,13 @@ class WebView:
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
 
-    async def _feed(self, cid: str, after: int) -> AsyncIterator[dict[str, Any]] | None:
+    async def _feed(self, sid: str, cid: str, after: int) -> AsyncIterator[dict[str, Any]] | None:
         """Live from the hub while it holds the call; replayed from the store otherwise."""
         with contextlib.suppress(KeyError):
-            return self.hub.subscribe(cid, after=after)
+            return self.hub.subscribe(sid, cid, after=after)
         if self.source is None:
             return None
-        stored = await asyncio.to_thread(self.source.call_events, cid)
+        stored = await asyncio.to_thread(self.source.call_events, sid, cid)
         if stored is None:
             return None
         return _replay([e for e in stored if e["seq"] > after])
@@ -316,7 +326,7 @@ class WebView:
 
     async def output(self, request: Request) -> Response:
         """A window of a call's output file, read with the Read tool (never whole)."""
-        record = await self._record(request.path_params["cid"])
+        record = await self._record(request)
         if record is None:
             return JSONResponse({"error": "no such call"}, status_code=404)
         named = {o["name"]: o for o in outputs_of(record.tool, record.result)}

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
@@ -29,7 +30,9 @@ from typing import TYPE_CHECKING, Any
 from toolbound.web.calls import CallRecord
 
 if TYPE_CHECKING:
-    from toolbound.host import ToolHost
+    from toolbound.host import CallObserver, ToolHost
+
+CallKey = tuple[str, str]
 
 # Finished calls' events kept in memory for replay without the store.
 DEFAULT_RETAIN_BYTES = 64 * 1024 * 1024
@@ -68,25 +71,31 @@ class Hub:
     ) -> None:
         self.retain_bytes = retain_bytes
         self.retain_calls = retain_calls
-        self._calls: dict[str, _Call] = {}
+        # Calls by (session id, tool call id): a call id is unique within its session.
+        self._calls: dict[CallKey, _Call] = {}
         self._hosts: dict[str, ToolHost] = {}
+        self._observers: dict[int, CallObserver] = {}
         # Finished calls, oldest first; those whose events are still held.
-        self._finished: collections.deque[str] = collections.deque()
-        self._held: collections.deque[str] = collections.deque()
+        self._finished: collections.deque[CallKey] = collections.deque()
+        self._held: collections.deque[CallKey] = collections.deque()
         self._held_bytes = 0
 
     # --- hosts ----------------------------------------------------------------
 
     def attach(self, host: ToolHost) -> None:
         """Observe every call ``host`` runs from now on."""
-        if self.observe not in host.observers:
-            host.observers.append(self.observe)
+        if id(host) in self._observers:
+            return
+        observer = functools.partial(self.observe, host.session_id)
+        self._observers[id(host)] = observer
+        host.observers.append(observer)
         self._hosts[host.session_id] = host
 
     def detach(self, host: ToolHost) -> None:
         """Stop observing ``host``; its calls' records stay."""
-        if self.observe in host.observers:
-            host.observers.remove(self.observe)
+        observer = self._observers.pop(id(host), None)
+        if observer is not None and observer in host.observers:
+            host.observers.remove(observer)
         if self._hosts.get(host.session_id) is host:
             del self._hosts[host.session_id]
 
@@ -99,13 +108,13 @@ class Hub:
 
     # --- events ---------------------------------------------------------------
 
-    def observe(self, event: dict[str, Any]) -> None:
-        """The host observer: a call started, or one of its events was relayed."""
+    def observe(self, session_id: str, event: dict[str, Any]) -> None:
+        """The observer of a host serving ``session_id``: a call started, or an event."""
         kind = event["type"]
         if kind == "call":
             self._start(event)
             return
-        call = self._calls.get(event["toolCallId"])
+        call = self._calls.get((session_id, event["toolCallId"]))
         if call is None or call.finished:
             return
         if kind == "failed":
@@ -136,13 +145,13 @@ class Hub:
             args=event["args"],
             started_at=time.time(),
         )
-        self._calls[record.tool_call_id] = _Call(record)
+        self._calls[(record.session_id, record.tool_call_id)] = _Call(record)
 
     def _retire(self, call: _Call) -> None:
         """A finished call joins the retention queues; the oldest are trimmed."""
-        call_id = call.record.tool_call_id
-        self._finished.append(call_id)
-        self._held.append(call_id)
+        key = (call.record.session_id, call.record.tool_call_id)
+        self._finished.append(key)
+        self._held.append(key)
         self._held_bytes += call.size
         while self._held_bytes > self.retain_bytes and self._held:
             self._drop_events(self._held.popleft())
@@ -153,8 +162,8 @@ class Hub:
                 self._drop_events(oldest)
             self._calls.pop(oldest, None)
 
-    def _drop_events(self, call_id: str) -> None:
-        call = self._calls[call_id]
+    def _drop_events(self, key: CallKey) -> None:
+        call = self._calls[key]
         self._held_bytes -= call.size
         call.events = None
         call.size = 0
@@ -169,25 +178,27 @@ class Hub:
             if session_id is None or c.record.session_id == session_id
         ]
 
-    def record(self, tool_call_id: str) -> CallRecord | None:
-        call = self._calls.get(tool_call_id)
+    def record(self, session_id: str, tool_call_id: str) -> CallRecord | None:
+        call = self._calls.get((session_id, tool_call_id))
         return call.record if call is not None else None
 
-    def events(self, tool_call_id: str) -> list[dict[str, Any]] | None:
+    def events(self, session_id: str, tool_call_id: str) -> list[dict[str, Any]] | None:
         """A call's events so far, or None when they are not held here."""
-        call = self._calls.get(tool_call_id)
+        call = self._calls.get((session_id, tool_call_id))
         if call is None or call.events is None:
             return None
         return list(call.events)
 
-    def subscribe(self, tool_call_id: str, *, after: int = -1) -> AsyncIterator[dict[str, Any]]:
+    def subscribe(
+        self, session_id: str, tool_call_id: str, *, after: int = -1
+    ) -> AsyncIterator[dict[str, Any]]:
         """The call's events with seq > ``after``, then live ones, ending with its result.
 
         Raises KeyError when the hub does not hold the call's events. The
         backlog is taken and the subscription registered in one step (no
         await between), so no event is missed or repeated.
         """
-        call = self._calls.get(tool_call_id)
+        call = self._calls.get((session_id, tool_call_id))
         if call is None or call.events is None:
             raise KeyError(tool_call_id)
         backlog = [e for e in call.events if e["seq"] > after]

@@ -29,9 +29,7 @@ class CallSource(Protocol):
         """A session's calls, oldest first."""
         ...
 
-    def call_record(self, tool_call_id: str) -> CallRecord | None: ...
-
-    def call_events(self, tool_call_id: str) -> list[dict[str, Any]] | None:
+    def call_events(self, session_id: str, tool_call_id: str) -> list[dict[str, Any]] | None:
         """A call's stored events in seq order (wire shape), or None if unknown."""
         ...
 

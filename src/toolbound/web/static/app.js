@@ -165,6 +165,7 @@ async function api(path) {
 }
 
 const enc = encodeURIComponent;
+const callPath = (cid) => `/api/sessions/${enc(state.session)}/calls/${enc(cid)}`;
 
 // --- state --------------------------------------------------------------------
 
@@ -261,14 +262,14 @@ async function showCall(cid) {
   $("result").replaceChildren();
   $("outputs").replaceChildren();
   $("detail").hidden = false;
-  const call = await api(`/api/calls/${enc(cid)}`);
+  const call = await api(callPath(cid));
   if (state.call !== cid) return;
   showHead(call);
   openStream(cid);
 }
 
 function openStream(cid) {
-  const source = new EventSource(`/api/calls/${enc(cid)}/events?after=${state.lastSeq}`);
+  const source = new EventSource(`${callPath(cid)}/events?after=${state.lastSeq}`);
   state.source = source;
   $("detail").dataset.stream = "open";
   source.addEventListener("chunk", (msg) => {
@@ -327,7 +328,7 @@ function resultLines(tool, result) {
 }
 
 async function finishCall(cid, result) {
-  const call = await api(`/api/calls/${enc(cid)}`);
+  const call = await api(callPath(cid));
   if (state.call !== cid) return;
   showHead(call);
   const box = $("result");
@@ -375,7 +376,7 @@ async function openViewer(cid, name, offset) {
 async function loadPage(offset) {
   const v = state.viewer;
   const query = offset === null ? `limit=${VIEW_PAGE_LINES}` : `offset=${offset}&limit=${VIEW_PAGE_LINES}`;
-  const result = await api(`/api/calls/${enc(v.cid)}/outputs/${enc(v.name)}?${query}`);
+  const result = await api(`${callPath(v.cid)}/outputs/${enc(v.name)}?${query}`);
   viewerPane.clear();
   if (result.error) {
     $("viewer-info").textContent = `${result.error.code}: ${result.error.message}`;
