@@ -7,11 +7,13 @@ winning for a call both know (it is the fresher one while the call runs).
 
 Pieces:
     CallSource      the store side: sessions, a session's calls, a call's events
+    StoreSource     a CallSource over ``SessionStore`` (list, tool_calls, events)
     merged_records  hub records + stored records -> one list, oldest first
 """
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable
 from typing import Any, Protocol
 
@@ -32,6 +34,47 @@ class CallSource(Protocol):
     def call_events(self, session_id: str, tool_call_id: str) -> list[dict[str, Any]] | None:
         """A call's stored events in seq order (wire shape), or None if unknown."""
         ...
+
+
+class _Store(Protocol):
+    """The part of ``toolbound.store.SessionStore`` the web view reads."""
+
+    def list(self) -> list[Any]: ...
+
+    def tool_calls(self, session_id: str) -> list[dict[str, Any]]: ...
+
+    def events(
+        self, tool_call_id: str, *, session_id: str | None = None
+    ) -> list[dict[str, Any]]: ...
+
+
+class StoreSource:
+    """Recorded sessions and calls, read back from the session store."""
+
+    def __init__(self, store: _Store) -> None:
+        self.store = store
+
+    def session_rows(self) -> list[dict[str, Any]]:
+        return [
+            {"id": info.id, "createdAt": info.created_at, "endedAt": info.ended_at}
+            for info in reversed(self.store.list())
+        ]
+
+    def call_records(self, session_id: str) -> list[CallRecord]:
+        return [
+            CallRecord(
+                tool_call_id=row["toolCallId"],
+                session_id=session_id,
+                tool=row["tool"],
+                args=row["args"],
+                started_at=row["startedAt"],
+                result=row["result"],
+            )
+            for row in self.store.tool_calls(session_id)
+        ]
+
+    def call_events(self, session_id: str, tool_call_id: str) -> list[dict[str, Any]] | None:
+        return self.store.events(tool_call_id, session_id=session_id) or None
 
 
 def merged_records(live: Iterable[CallRecord], stored: Iterable[CallRecord]) -> list[CallRecord]:
