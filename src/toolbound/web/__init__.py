@@ -9,18 +9,23 @@ Pieces:
     calls    what a row of the page shows of a call (pure)
     source   CallSource: the store side, read back
     app      WebView: the page, its JSON API, its event streams, the token
+    service  WebService: what ``toolbound serve`` mounts beside /mcp
+    server   LocalServer: the web view on its own loopback port (tests, bench)
     static/  the page itself: index.html, app.js, ansi.js, style.css
 """
 
 from toolbound.web.app import WebView, build_app, host_reader, new_token, page_url
 from toolbound.web.calls import CallRecord, summary
 from toolbound.web.hub import Hub
-from toolbound.web.source import CallSource
+from toolbound.web.service import WebService
+from toolbound.web.source import CallSource, StoreSource
 
 __all__ = [
     "CallRecord",
     "CallSource",
     "Hub",
+    "StoreSource",
+    "WebService",
     "WebView",
     "build_app",
     "host_reader",
