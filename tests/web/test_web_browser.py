@@ -91,14 +91,18 @@ async def test_output_is_inert_text_with_colours_and_overwritten_progress(
         f"printf '%s\\n' '{hostile}'; "
         "printf '\\033[31mred\\033[0m plain\\n'; "
         "printf 'progress 10%%\\rprogress 55%%\\rprogress 100%%\\n'; "
-        f"printf '%s\\n' '{hostile}' >&2"
+        f"printf '%s\\n' '{hostile}' >&2; "
+        "for i in $(seq 1 2000); do printf '\\rbar %d' $i; done; echo"
     )
     call = await start_call(served, "call_hostile", command)
     await asyncio.wait_for(call, WAIT_MS / 1000)
     await page.goto(served.call_url("call_hostile"))
     await page.wait_for_selector("#detail[data-stream=done]")
 
-    assert await pane(page, "out-stdout") == [hostile, "red plain", "progress 100%"]
+    assert await pane(page, "out-stdout") == [hostile, "red plain", "progress 100%", "bar 2000"]
+    # 2,000 rewrites of one line are kept as the one line they show.
+    kept = await page.evaluate("() => window.toolbound.panes.stdout.lines[3].length")
+    assert kept < 100
     assert await pane(page, "out-stderr") == [hostile]
     assert await page.evaluate("() => window.__pwned") is None
     inserted = "() => document.querySelectorAll('#detail script, #detail img').length"
@@ -155,3 +159,25 @@ async def test_the_viewer_pages_through_a_500_kb_spill_file(served: Served, page
     assert [o["offset"] for o in outputs] == [0, 500, 1000, 500]
     assert all(o["lineCount"] == 500 and o["truncated"] for o in outputs)
     assert await page.evaluate("() => document.querySelectorAll('.line').length") < 300
+
+
+async def test_a_read_result_opens_its_file_at_its_window_and_pages_on(
+    served: Served, page: Any
+) -> None:
+    (served.workspace / "big.txt").write_text("".join(f"f {i:04d}\n" for i in range(3000)))
+    result = await served.host.call(
+        "Read", {"path": "big.txt", "offset": 100, "limit": 50}, tool_call_id="call_read"
+    )
+    assert result["lineCount"] == 50
+    await page.goto(served.call_url("call_read"))
+    await page.wait_for_selector("#detail[data-stream=done]")
+    assert await pane(page, "out-stdout") == [f"f {i:04d}" for i in range(100, 150)]
+    assert await page.text_content(".badge.cut") == "cut"
+
+    await page.click("button[data-output=file]")
+    await page.wait_for_selector("#viewer[data-offset='100']")
+    assert await page.text_content("#viewer-info") == "lines 101–600 · 21000 bytes"
+    assert (await pane(page, "viewer-text"))[0] == "f 0100"
+    await page.click("#viewer-next")
+    await page.wait_for_selector("#viewer[data-offset='600']")
+    assert (await pane(page, "viewer-text"))[0] == "f 0600"
