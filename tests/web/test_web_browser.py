@@ -171,7 +171,10 @@ async def test_a_read_result_opens_its_file_at_its_window_and_pages_on(
     assert result["lineCount"] == 50
     await page.goto(served.call_url("call_read"))
     await page.wait_for_selector("#detail[data-stream=done]")
-    assert await pane(page, "out-stdout") == [f"f {i:04d}" for i in range(100, 150)]
+    shown = "() => { const p = window.toolbound.panes.stdout; "
+    shown += "return [...Array(p.count).keys()].map(i => p.lineText(i)); }"
+    assert await page.evaluate(shown) == [f"f {i:04d}" for i in range(100, 150)]
+    assert (await pane(page, "out-stdout"))[0] == "f 0100"
     assert await page.text_content(".badge.cut") == "cut"
 
     await page.click("button[data-output=file]")

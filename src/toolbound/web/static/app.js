@@ -86,17 +86,22 @@ export class Pane {
       if (i < parts.length - 1) {
         let raw = this.cur;
         if (raw.endsWith("\r")) raw = raw.slice(0, -1);
+        raw = this.compacted(raw);
         this.lines.push(raw);
         this.starts.push(this.curStart);
         this.curStart = scanState(raw, this.curStart);
         this.cur = "";
       }
     }
-    if (this.cur.length > COMPACT_AT && this.cur.includes("\r")) {
-      const shorter = compact(this.cur, this.curStart);
-      if (shorter !== null) this.cur = shorter;
-    }
+    this.cur = this.compacted(this.cur);
     this.schedule();
+  }
+
+  // A long line that rewrote itself (\r) is kept as what it shows.
+  compacted(raw) {
+    if (raw.length <= COMPACT_AT || !raw.includes("\r")) return raw;
+    const shorter = compact(raw, this.curStart);
+    return shorter === null ? raw : shorter;
   }
 
   // The text of line i as shown (escapes applied), for tests and copying.
@@ -348,8 +353,9 @@ async function finishCall(cid, result) {
       }
     }
   } else {
-    // Read, Glob, Grep stream no chunks: the result is the output.
-    panes.stdout.append(resultLines(call.tool, result));
+    // Read, Glob, Grep stream no chunks: the result is the output, read from the top.
+    panes.stdout.follow = false;
+    panes.stdout.append(resultLines(call.tool, result).replace(/\n$/, ""));
     if (result.notice) parts.push(el("p", "marker", result.notice));
   }
   box.replaceChildren(...parts);
