@@ -88,7 +88,7 @@ class LineIndex:
         return len(self._lines)
 
     def locate(self, line: int, read_into: ReadInto) -> Located:
-        """Where ``line`` (0-based) starts, or that the file has no such line and how many it has."""
+        """Where ``line`` (0-based) starts; or None and how many lines the file has."""
         with self._lock:
             if self.total_lines is not None and line >= self.total_lines:
                 return Located(None, self.total_lines)
