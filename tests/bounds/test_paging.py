@@ -14,6 +14,7 @@ from toolbound.bounds.paging import (
     head_bytes_for,
     iter_raw_lines,
     nth_newline,
+    quick_page,
     window_notice,
 )
 
@@ -206,3 +207,29 @@ def test_past_the_end_the_notice_says_how_many_lines_there_are() -> None:
     )
     empty = window_notice(offset=3, page=page, reached_eof=True, total_lines=0, **NOTICE)
     assert empty == "offset 3 is past the end: the file is empty (0 lines)."
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.binary(max_size=400).map(
+        lambda b: b.replace(b"a", b"\n").replace(b"b", b"\r").replace(b"c", b"x" * 9)
+    ),
+    cut=st.integers(0, 400),
+    max_lines=st.integers(1, 30),
+    max_bytes=st.integers(8, 200),
+    max_line_chars=st.integers(2, 40),
+)
+def test_the_quick_page_is_the_line_by_line_page_whenever_it_applies(
+    data: bytes, cut: int, max_lines: int, max_bytes: int, max_line_chars: int
+) -> None:
+    limits = {"max_lines": max_lines, "max_bytes": max_bytes, "max_line_chars": max_line_chars}
+    quick = quick_page(data[:cut], at_eof=cut >= len(data), **limits)
+    if quick is not None:
+        assert quick == page_of(data, **limits)
+
+
+def test_the_quick_page_applies_to_plain_text() -> None:
+    data = b"".join(b"line %d\r\n" % i for i in range(5000))
+    limits = {"max_lines": 2000, "max_bytes": 48 * 1024, "max_line_chars": 2000}
+    assert quick_page(data[:60_000], at_eof=False, **limits) == page_of(data, **limits)
+    assert quick_page(data[:40], at_eof=True, **limits) == page_of(data[:40], **limits)

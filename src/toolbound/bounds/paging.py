@@ -20,6 +20,7 @@ Pieces:
     nth_newline      where the n-th newline of a buffer is, without a per-line loop
     decode_counting  UTF-8 -> text, with the positions and sizes of bad bytes
     Page, build_page RawLine stream + limits -> the window's text and counts
+    quick_page       the same page from one buffer, when no line needs repair
     window_notice    the model-facing notice: next offset, clips, replacements
 """
 
@@ -253,6 +254,45 @@ def build_page(
         clipped += was_clipped
         replaced += bad
     return Page("".join(parts), len(parts), raw, clipped, replaced, stop)
+
+
+def quick_page(
+    buf: bytes, *, at_eof: bool, max_lines: int, max_bytes: int, max_line_chars: int
+) -> Page | None:
+    """The common page in a few C-level passes, or None to build it line by line.
+
+    ``buf`` holds the file from the window's first line on (``at_eof``: up to
+    the end of the file). The answer is :func:`build_page`'s whenever it is
+    not None: it applies when the window is valid UTF-8 with no line over
+    ``max_line_chars`` bytes (so nothing is clipped or replaced and text bytes
+    equal file bytes), and a budget stop is certain (the next line is in
+    ``buf`` and too short to be clipped into the budget).
+    """
+    nl = nth_newline(buf, max_lines) if buf else -1
+    stop: Stop
+    if 0 <= nl < max_bytes:
+        end, stop = nl + 1, "limit"
+    elif at_eof and len(buf) <= max_bytes:
+        end, stop = len(buf), "eof"
+    else:
+        end, stop = buf.rfind(b"\n", 0, max_bytes) + 1, "budget"
+        next_nl = buf.find(b"\n", end)
+        if next_nl < 0 and not at_eof:
+            return None
+        next_len = (next_nl if next_nl >= 0 else len(buf)) - end
+        if end == 0 or next_len > max_line_chars:
+            return None
+    window = buf[:end]
+    try:
+        text = window.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if end > max_line_chars and max(map(len, window.split(b"\n"))) > max_line_chars:
+        return None
+    lines = window.count(b"\n") + (0 if not window or window.endswith(b"\n") else 1)
+    if lines == max_lines:
+        stop = "limit"  # as build_page says: the limit ended it, whatever follows
+    return Page(text, lines, end, 0, 0, stop)
 
 
 def _plural(n: int, word: str) -> str:

@@ -26,6 +26,7 @@ import itertools
 import os
 import shlex
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from toolbound.arguments import ReadArgs
@@ -36,6 +37,7 @@ from toolbound.bounds.paging import (
     build_page,
     head_bytes_for,
     iter_raw_lines,
+    quick_page,
     window_notice,
 )
 from toolbound.limits import Limits
@@ -194,19 +196,7 @@ def _page(
         total: int | None = located.total_lines
         reached_eof = True
     else:
-        lines = iter_raw_lines(
-            read_at,
-            located.start,
-            key.size,
-            head_bytes=head_bytes_for(limits.max_line_chars),
-            chunk_bytes=PAGE_READ_BYTES,
-        )
-        page = build_page(
-            lines,
-            max_lines=max_lines,
-            max_bytes=limits.search.max_bytes,
-            max_line_chars=limits.max_line_chars,
-        )
+        page = _take_window(read_at, located.start, key.size, max_lines=max_lines, limits=limits)
         reached_eof = located.start + page.raw_bytes >= key.size
         total = offset + page.line_count if reached_eof else None
     notice = window_notice(
@@ -228,6 +218,28 @@ def _page(
         file_bytes=key.size,
         truncated=not reached_eof or page.clipped_lines > 0,
         notice=notice,
+    )
+
+
+def _take_window(
+    read_at: Callable[[int, int], bytes], start: int, size: int, *, max_lines: int, limits: Limits
+) -> Page:
+    """The page from ``start``: from one read when no line needs repair, else line by line."""
+    head_bytes = head_bytes_for(limits.max_line_chars)
+    budget = limits.search.max_bytes
+    buf = read_at(start, min(budget + head_bytes, size - start))
+    page = quick_page(
+        buf,
+        at_eof=start + len(buf) >= size,
+        max_lines=max_lines,
+        max_bytes=budget,
+        max_line_chars=limits.max_line_chars,
+    )
+    if page is not None:
+        return page
+    lines = iter_raw_lines(read_at, start, size, head_bytes=head_bytes, chunk_bytes=PAGE_READ_BYTES)
+    return build_page(
+        lines, max_lines=max_lines, max_bytes=budget, max_line_chars=limits.max_line_chars
     )
 
 
