@@ -352,6 +352,9 @@ async def test_a_missing_file_suggests_the_nearest_names(host: ToolHost, ws: Pat
         "pkg/config.yalm does not exist. Did you mean: pkg/config.yaml, pkg/config.yml? "
         'Otherwise find it with Glob (pattern "**/config.yalm").',
     )
+    assert await read(host, "pkg/README.md/x") == error(
+        "TOOL_NOT_FOUND", "pkg/README.md/x does not exist: pkg/README.md is a file, not a folder."
+    )
     assert await read(host, "nowhere/x.txt") == error(
         "TOOL_NOT_FOUND",
         "nowhere/x.txt does not exist, nor does its folder nowhere; "

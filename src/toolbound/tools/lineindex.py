@@ -35,6 +35,8 @@ from toolbound.bounds.paging import nth_newline
 # One read of the scan. 1 MiB: large enough that the syscall and the Python
 # step per block vanish next to bytes.count, small enough to stay in cache.
 SCAN_BLOCK_BYTES = 1 << 20
+# The first read of a scan; each next one doubles, up to SCAN_BLOCK_BYTES.
+FIRST_READ_BYTES = 64 * 1024
 # Entries per file at most: 16384 * 16 bytes = 256 KB, whatever the file size.
 MAX_ENTRIES = 16384
 # Indexes kept (least recently used dropped first).
@@ -123,8 +125,12 @@ class LineIndex:
         if need > 0:
             buf = bytearray(min(SCAN_BLOCK_BYTES, max(1, end - pos)))
             view = memoryview(buf)
+            # Start small and double: a hop of a few lines (the next page, a
+            # nearby entry) should not cost a whole block.
+            block = FIRST_READ_BYTES
             while pos < end:
-                n = read_into(view[: min(len(buf), end - pos)], pos)
+                n = read_into(view[: min(block, len(buf), end - pos)], pos)
+                block *= 2
                 if n <= 0:
                     end = pos  # the file shrank under us: it ends here
                     break

@@ -41,7 +41,7 @@ from toolbound.bounds.paging import (
     window_notice,
 )
 from toolbound.limits import Limits
-from toolbound.paths import Resolved
+from toolbound.paths import Resolved, Roots
 from toolbound.results import ErrorCode, ReadResult, ToolError
 from toolbound.tools import ToolContext
 from toolbound.tools.lineindex import INDEXES, FileKey
@@ -58,15 +58,15 @@ _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 
 async def run(args: ReadArgs, ctx: ToolContext) -> ReadResult:
     """Read the window ``args.offset .. +limit`` of ``args.path`` (CONTRACT section 4)."""
-    target = ctx.roots.resolve(args.path)
     limit = ctx.limits.read_window_lines if args.limit is None else args.limit
     return await asyncio.to_thread(
-        read_window, target, offset=args.offset, limit=limit, limits=ctx.limits
+        read_window, ctx.roots, args.path, offset=args.offset, limit=limit, limits=ctx.limits
     )
 
 
-def read_window(target: Resolved, *, offset: int, limit: int, limits: Limits) -> ReadResult:
-    """The blocking body of Read: stat, open, sniff, locate, page."""
+def read_window(roots: Roots, path: str, *, offset: int, limit: int, limits: Limits) -> ReadResult:
+    """The blocking body of Read: resolve, stat, open, sniff, locate, page."""
+    target = roots.resolve(path)
     before = _stat(target)
     _refuse_non_file(target, before)
     fd = _open(target, before)
@@ -272,6 +272,8 @@ def _not_found_message(target: Resolved) -> str:
     folder = target.real.parent
     shown_folder = os.path.dirname(target.shown)
     glob_hint = f'find it with Glob (pattern "**/{target.real.name}")'
+    if folder.exists() and not folder.is_dir():
+        return f"{target.shown} does not exist: {shown_folder} is a file, not a folder."
     if not folder.is_dir():
         return f"{target.shown} does not exist, nor does its folder {shown_folder}; {glob_hint}."
     near = _nearest_names(folder, target.real.name)
