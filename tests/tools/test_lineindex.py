@@ -13,6 +13,7 @@ from toolbound.tools.lineindex import (
     LineIndex,
     Located,
     ReadInto,
+    ScanStopped,
 )
 
 
@@ -82,3 +83,13 @@ def test_the_cache_keeps_only_the_most_recently_used_indexes() -> None:
     assert len(cache) == 2
     assert cache.get(keys[0]) is first
     assert cache.get(keys[1]) is not second  # it was dropped, so it is indexed afresh
+
+
+def test_a_stopped_scan_keeps_its_count_and_the_next_call_goes_on(big: bytes) -> None:
+    index = index_of(big)
+    starts = line_starts(big)
+    with pytest.raises(ScanStopped) as stopped:
+        index.locate(len(starts) - 1, reader(big), stop=lambda: True)
+    assert 0 < stopped.value.lines < len(starts)
+    assert index.locate(len(starts) - 1, reader(big)) == Located(starts[-1], None)
+    assert index.locate(10, reader(big)) == Located(starts[10], None)

@@ -18,6 +18,9 @@ from typing import Any
 import pytest
 
 from toolbound import ToolHost
+from toolbound.arguments import ReadArgs
+from toolbound.tools import ToolContext
+from toolbound.tools import read as read_tool
 from toolbound.tools.lineindex import SCAN_BLOCK_BYTES
 
 CALL_TIMEOUT_S = 20
@@ -277,6 +280,30 @@ async def test_a_file_rewritten_with_the_same_size_is_read_afresh(host: ToolHost
     assert (await read(host, "doc.txt", offset=2))["content"] == "c\nd\ne"
 
 
+async def test_an_aborted_deep_read_says_so_and_the_next_call_continues(
+    host: ToolHost, ws: Path
+) -> None:
+    (ws / "deep.txt").write_text("".join(f"row {i}\n" for i in range(100_000)))
+    ctx = ToolContext(
+        limits=host.limits,
+        roots=host.roots,
+        scratch=host.scratch,
+        tool_call_id="aborted",
+        emit=lambda _stream, _data: None,
+        abort=asyncio.Event(),
+    )
+    ctx.abort.set()
+    result = await asyncio.wait_for(
+        read_tool.run(ReadArgs(path="deep.txt", offset=99_999), ctx), CALL_TIMEOUT_S
+    )
+    assert result.content == ""
+    assert result.truncated is True
+    assert result.notice is not None
+    assert result.notice.startswith("Read was aborted while counting lines to offset 99999 (")
+    again = await read(host, "deep.txt", offset=99_999)
+    assert (again["content"], again["totalLines"]) == ("row 99999\n", 100_000)
+
+
 # -- refusals -----------------------------------------------------------------------------
 
 
@@ -384,6 +411,9 @@ async def test_an_unreadable_file_is_permission_denied(host: ToolHost, ws: Path)
 _AS_NOBODY = """
 import asyncio, json, os, sys
 from toolbound import ToolHost
+from toolbound.arguments import ReadArgs
+from toolbound.tools import ToolContext
+from toolbound.tools import read as read_tool
 
 NOBODY = 65534
 

@@ -16,6 +16,7 @@ entries, and the cache keeps the ``CACHE_FILES`` most recently used indexes.
 Pieces:
     FileKey     (st_dev, st_ino, st_size, st_mtime_ns) of an open file
     Located     where a line starts, or how many lines there are
+    ScanStopped a scan ended early because its call was aborted
     LineIndex   one file's known line starts; locate(line) -> Located
     IndexCache  a thread-safe LRU of LineIndex by FileKey
     INDEXES     the process-wide cache Read uses
@@ -44,6 +45,21 @@ CACHE_FILES = 8
 
 ReadInto = Callable[[memoryview, int], int]
 """``read_into(buffer, position)``: fill ``buffer`` from ``position``; bytes read."""
+
+
+Stop = Callable[[], bool]
+
+
+def _never() -> bool:
+    return False
+
+
+class ScanStopped(Exception):
+    """A scan was stopped (the call was aborted) after counting ``lines`` lines."""
+
+    def __init__(self, lines: int) -> None:
+        super().__init__(f"stopped after counting {lines} lines")
+        self.lines = lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,16 +105,22 @@ class LineIndex:
     def __len__(self) -> int:
         return len(self._lines)
 
-    def locate(self, line: int, read_into: ReadInto) -> Located:
-        """Where ``line`` (0-based) starts; or None and how many lines the file has."""
+    def locate(self, line: int, read_into: ReadInto, *, stop: Stop = _never) -> Located:
+        """Where ``line`` (0-based) starts; or None and how many lines the file has.
+
+        ``stop`` is asked between blocks; when it says yes the scan ends with
+        :class:`ScanStopped`, keeping what it counted for the next call.
+        """
         with self._lock:
             if self.total_lines is not None and line >= self.total_lines:
                 return Located(None, self.total_lines)
             front_line, front_byte = self._frontier
             if line >= front_line:
-                return self._scan(front_line, front_byte, line, read_into, extend=True)
+                return self._scan(front_line, front_byte, line, read_into, stop, extend=True)
             at = self._nearest(line)
-            return self._scan(self._lines[at], self._starts[at], line, read_into, extend=False)
+            return self._scan(
+                self._lines[at], self._starts[at], line, read_into, stop, extend=False
+            )
 
     def _nearest(self, line: int) -> int:
         """Index of the last entry at or before ``line`` (entries are sorted, first is 0)."""
@@ -112,7 +134,14 @@ class LineIndex:
         return lo
 
     def _scan(
-        self, from_line: int, from_byte: int, line: int, read_into: ReadInto, *, extend: bool
+        self,
+        from_line: int,
+        from_byte: int,
+        line: int,
+        read_into: ReadInto,
+        stop: Stop,
+        *,
+        extend: bool,
     ) -> Located:
         """Count newlines from a known line start until ``line`` starts or the file ends.
 
@@ -148,6 +177,10 @@ class LineIndex:
                 need -= count
                 seen += count
                 pos += n
+                if stop():
+                    if extend:
+                        self._frontier = (seen, line_start)
+                    raise ScanStopped(seen)
         if need == 0 and pos < end:
             if extend:
                 self._frontier = (seen, pos)

@@ -44,7 +44,7 @@ from toolbound.limits import Limits
 from toolbound.paths import Resolved, Roots
 from toolbound.results import ErrorCode, ReadResult, ToolError
 from toolbound.tools import ToolContext
-from toolbound.tools.lineindex import INDEXES, FileKey
+from toolbound.tools.lineindex import INDEXES, FileKey, ScanStopped
 
 # The page reads this much at a time; a window is at most 48 KB of text, so one
 # or two reads cover it unless lines are clipped.
@@ -60,12 +60,29 @@ async def run(args: ReadArgs, ctx: ToolContext) -> ReadResult:
     """Read the window ``args.offset .. +limit`` of ``args.path`` (CONTRACT section 4)."""
     limit = ctx.limits.read_window_lines if args.limit is None else args.limit
     return await asyncio.to_thread(
-        read_window, ctx.roots, args.path, offset=args.offset, limit=limit, limits=ctx.limits
+        read_window,
+        ctx.roots,
+        args.path,
+        offset=args.offset,
+        limit=limit,
+        limits=ctx.limits,
+        stop=ctx.abort.is_set,
     )
 
 
-def read_window(roots: Roots, path: str, *, offset: int, limit: int, limits: Limits) -> ReadResult:
-    """The blocking body of Read: resolve, stat, open, sniff, locate, page."""
+def read_window(
+    roots: Roots,
+    path: str,
+    *,
+    offset: int,
+    limit: int,
+    limits: Limits,
+    stop: Callable[[], bool] = lambda: False,
+) -> ReadResult:
+    """The blocking body of Read: resolve, stat, open, sniff, locate, page.
+
+    ``stop`` is polled while a long scan counts lines (the call's abort).
+    """
     target = roots.resolve(path)
     before = _stat(target)
     _refuse_non_file(target, before)
@@ -73,7 +90,9 @@ def read_window(roots: Roots, path: str, *, offset: int, limit: int, limits: Lim
     try:
         st = os.fstat(fd)
         _refuse_binary(fd, target, st, limits)
-        return _page(fd, target, FileKey.of(st), offset=offset, limit=limit, limits=limits)
+        return _page(
+            fd, target, FileKey.of(st), offset=offset, limit=limit, limits=limits, stop=stop
+        )
     except OSError as err:
         raise _os_error(err, target) from None
     finally:
@@ -179,7 +198,14 @@ def human_size(n_bytes: int, *, exact: bool = True) -> str:
 
 
 def _page(
-    fd: int, target: Resolved, key: FileKey, *, offset: int, limit: int, limits: Limits
+    fd: int,
+    target: Resolved,
+    key: FileKey,
+    *,
+    offset: int,
+    limit: int,
+    limits: Limits,
+    stop: Callable[[], bool],
 ) -> ReadResult:
     """Locate line ``offset`` with the index, then take the window that starts there."""
 
@@ -190,7 +216,10 @@ def _page(
         return os.pread(fd, size, pos)
 
     max_lines = min(limit, limits.search.max_lines)
-    located = INDEXES.get(key).locate(offset, read_into)
+    try:
+        located = INDEXES.get(key).locate(offset, read_into, stop=stop)
+    except ScanStopped as stopped:
+        return _stopped(target, key, offset=offset, counted=stopped.lines)
     if located.start is None:
         page = Page("", 0, 0, 0, 0, "eof")
         total: int | None = located.total_lines
@@ -218,6 +247,21 @@ def _page(
         file_bytes=key.size,
         truncated=not reached_eof or page.clipped_lines > 0,
         notice=notice,
+    )
+
+
+def _stopped(target: Resolved, key: FileKey, *, offset: int, counted: int) -> ReadResult:
+    """The result of a call aborted while counting its way to ``offset``: no window."""
+    return ReadResult(
+        path=target.shown,
+        root=target.root,
+        content="",
+        offset=offset,
+        line_count=0,
+        file_bytes=key.size,
+        truncated=True,
+        notice=f"Read was aborted while counting lines to offset {offset} ({counted} "
+        "counted so far, and kept). Call Read again with the same offset to continue.",
     )
 
 
