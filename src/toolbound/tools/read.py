@@ -8,7 +8,9 @@ open it non-blocking and check it is still that file -> refuse binary content
 page from the lines that follow -> the result and its notice.
 
 Read never refuses on size and never holds the file: the index scans in
-blocks, the page holds O(window) bytes.
+blocks, the page holds O(window) bytes. A call aborted while a long first
+scan counts lines stops between blocks and returns an empty window whose
+notice says so; what was counted is kept for the next call.
 
 Pieces:
     run            the tool: ReadArgs -> ReadResult (or a ToolError)
