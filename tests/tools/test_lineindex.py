@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -31,7 +32,7 @@ def index_of(data: bytes) -> LineIndex:
 
 
 def line_starts(data: bytes) -> list[int]:
-    starts = [0] + [i + 1 for i, b in enumerate(data) if b == 0x0A]
+    starts = [0] + [m.end() for m in re.finditer(b"\n", data)]
     return starts if data and data[-1] != 0x0A else starts[:-1]
 
 
