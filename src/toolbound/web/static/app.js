@@ -15,7 +15,8 @@ import { PLAIN, compact, parseLine, scanState } from "./ansi.js";
 
 const OVERSCAN = 20; // lines rendered above and below the visible ones
 const COMPACT_AT = 4096; // a current line this long with a \r is compacted
-const POLL_MS = 1000;
+const POLL_MS = 1000; // while the session is live or a call of it runs
+const IDLE_POLL_MS = 5000;
 const VIEW_PAGE_LINES = 500;
 
 function el(tag, cls, text) {
@@ -180,6 +181,8 @@ const state = {
   source: null, // the EventSource of the call shown
   lastSeq: -1,
   viewer: null, // {cid, name, offsets: [...], result}
+  running: true, // a call of the session is running: poll often
+  live: true, // the session is served right now: poll often
 };
 
 const $ = (id) => document.getElementById(id);
@@ -215,6 +218,7 @@ async function refreshSessions() {
   });
   if (!items.length) items.push(el("li", "empty", "No sessions yet."));
   list.replaceChildren(...items);
+  state.live = sessions.some((s) => s.id === state.session && s.live);
   if (!state.session && sessions.length) location.hash = `#s=${enc(sessions[0].id)}`;
 }
 
@@ -223,6 +227,7 @@ async function refreshSessions() {
 async function refreshCalls() {
   if (!state.session) return;
   const { calls } = await api(`/api/sessions/${enc(state.session)}/calls`);
+  state.running = calls.some((c) => c.status === "running");
   const rows = calls.map((c) => {
     const row = el("a", `call${c.toolCallId === state.call ? " current" : ""}`);
     row.href = `#s=${enc(state.session)}&c=${enc(c.toolCallId)}`;
@@ -297,6 +302,13 @@ function openStream(cid) {
   });
   source.addEventListener("end", () => {
     closeStream();
+    $("detail").dataset.stream = "done";
+  });
+  source.addEventListener("error", () => {
+    // A refused stream (the call's events are no longer held) is not retried.
+    if (source.readyState !== EventSource.CLOSED || state.source !== source) return;
+    closeStream();
+    $("result").replaceChildren(el("p", "status error", "This call's output is not available."));
     $("detail").dataset.stream = "done";
   });
 }
@@ -446,7 +458,7 @@ async function poll() {
   } catch (err) {
     $("conn").textContent = "server unreachable";
   }
-  setTimeout(poll, POLL_MS);
+  setTimeout(poll, state.running || state.live ? POLL_MS : IDLE_POLL_MS);
 }
 
 function start() {
