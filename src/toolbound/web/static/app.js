@@ -219,7 +219,8 @@ async function refreshSessions() {
   if (!items.length) items.push(el("li", "empty", "No sessions yet."));
   list.replaceChildren(...items);
   state.live = sessions.some((s) => s.id === state.session && s.live);
-  if (!state.session && sessions.length) location.hash = `#s=${enc(sessions[0].id)}`;
+  // No session chosen (by the address either): show the first.
+  if (!parseHash().session && sessions.length) location.hash = `#s=${enc(sessions[0].id)}`;
 }
 
 // --- calls --------------------------------------------------------------------
