@@ -122,7 +122,8 @@ def test_criterion_14_parallel_batch_compacts_to_a_bounded_marked_context_after_
     ]
     assert cut.count(CHECKPOINT_MARKER) == 1
     head, tail = cut.split(f"\n{CHECKPOINT_MARKER}\n")
-    assert big.startswith(head) and big.endswith(tail)
+    assert big.startswith(head)
+    assert big.endswith(tail)
     assert round((len(head) + len(tail)) * 0.75) == len(head)
     assert record.retained_tokens == message_tokens(user(cut), estimate_tokens) <= LIMIT
     assert record.retained_tokens > LIMIT - 10
