@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from toolbound import DEFAULT_LIMITS, SessionStore, estimate_tokens
 from toolbound.bounds import CHECKPOINT_MARKER
 from toolbound.store import message_tokens
@@ -237,3 +239,27 @@ def test_checkpoint_rows_never_change_the_transcript_rows(store: SessionStore) -
     session.checkpoint(summary="compacted")
     session.checkpoint(summary="again")
     assert rows(store.path) == before
+
+
+def test_a_crossing_cjk_message_is_cut_between_characters_within_budget(
+    store: SessionStore,
+) -> None:
+    session = store.session("s1")
+    text = "".join(f"第{i}行：日本語と中文の混在テキスト。\n" for i in range(3000))
+    session.append(user(text))
+    record = session.checkpoint(summary="s")
+    (kept,) = record.retained
+    head, tail = kept["content"].split(f"\n{CHECKPOINT_MARKER}\n")
+    assert text.startswith(head)
+    assert text.endswith(tail)
+    assert len(head) == round((len(head) + len(tail)) * DEFAULT_LIMITS.checkpoint_head_share)
+    assert LIMIT - 2 <= estimate_tokens(kept["content"]) == record.retained_tokens <= LIMIT
+
+
+def test_a_checkpoint_needs_a_summary_and_may_cover_nothing(store: SessionStore) -> None:
+    session = store.session("s1")
+    with pytest.raises(ValueError, match="non-blank summary"):
+        session.checkpoint(summary=" ")
+    record = session.checkpoint(summary="nothing yet")
+    assert (record.through_seq, record.retained, record.retained_tokens) == (-1, (), 0)
+    assert session.context() == [user("nothing yet")]

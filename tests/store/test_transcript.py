@@ -289,3 +289,15 @@ def test_a_callers_estimator_sizes_messages(tmp_path: Path) -> None:
         session.append(user("three short words"))
         record = session.checkpoint(summary="two words")
         assert (record.retained_tokens, record.context_tokens) == (3, 5)
+
+
+def test_a_message_json_cannot_hold_is_refused(store: SessionStore) -> None:
+    session = store.session("s1")
+    session.append(user("hi"))
+    bad = {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "t1", "name": "x", "input": {"n": float("nan")}}],
+    }
+    with pytest.raises(TranscriptError, match=r"^message 1: not JSON-serialisable"):
+        session.append(bad)
+    assert session.transcript() == [user("hi")]

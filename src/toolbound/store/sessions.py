@@ -175,15 +175,15 @@ class Session:
         provider APIs, and :class:`SessionError` when the session has ended.
         Nothing is written then.
         """
-        try:
-            body = _dumps(message)
-        except (TypeError, ValueError) as err:
-            raise TranscriptError(self._next, None, "", f"not JSON-serialisable ({err})") from None
         with self._store._write() as conn:
             seq, pending, ended = self._state(conn)
             if ended:
                 raise SessionError(f"session {self.id!r} has ended; it takes no more messages")
             checked = check_message(seq, message, pending)
+            try:
+                body = _dumps(message)
+            except (TypeError, ValueError) as err:
+                raise TranscriptError(seq, None, "", f"not JSON-serialisable ({err})") from None
             for use_id in checked.tool_use_ids:
                 used = conn.execute(
                     "SELECT seq FROM tool_uses WHERE session_id = ? AND tool_use_id = ?",
