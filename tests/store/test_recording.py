@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import sys
 import threading
 import types
@@ -11,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from toolbound import SessionStore, ToolHost
+from toolbound import DEFAULT_LIMITS, SessionStore, ToolHost
 from toolbound.results import GlobResult, WireModel
 from toolbound.tools import ToolContext
 
@@ -108,3 +109,26 @@ async def test_an_unusable_data_dir_costs_the_recording_not_the_call(
     async with ToolHost(workspace=tmp_path, data_dir=data_dir, session_id="s1") as host:
         result = await host.call("Glob", {"limit": 0})
     assert result["error"]["code"] == "TOOL_INVALID_ARGUMENT"
+
+
+async def test_a_store_that_stays_locked_delays_the_result_at_most_the_busy_timeout(
+    tmp_path: Path,
+) -> None:
+    limits = DEFAULT_LIMITS.replace(store_busy_timeout_s=0.2)
+    async with ToolHost(
+        workspace=tmp_path, data_dir=tmp_path, session_id="s1", limits=limits
+    ) as host:
+        blocker = sqlite3.connect(tmp_path / "toolbound.db", isolation_level=None)
+        blocker.execute("BEGIN EXCLUSIVE")
+        try:
+            result = await asyncio.wait_for(host.call("Edit", {}, tool_call_id="c1"), 10)
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        later = await host.call("Edit", {}, tool_call_id="c2")
+    assert result["error"]["code"] == "TOOL_UNKNOWN"
+    with SessionStore(tmp_path) as store:
+        assert store.events("c1") == []
+        assert store.events("c2") == [
+            {"type": "result", "toolCallId": "c2", "seq": 0, "result": later}
+        ]
