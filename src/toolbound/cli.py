@@ -105,10 +105,9 @@ async def _call(ns: argparse.Namespace, args: Any) -> int:
 
 
 def _session(ns: argparse.Namespace) -> dict[str, Any]:
-    from toolbound.paths import default_data_dir
     from toolbound.store import SessionError, SessionStore
 
-    with SessionStore(ns.data_dir or default_data_dir()) as store:
+    with SessionStore(ns.data_dir) as store:
         if ns.action == "list":
             return {"sessions": [info.to_wire() for info in store.list()]}
         if ns.action == "end":

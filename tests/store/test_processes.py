@@ -18,24 +18,34 @@ from toolbound import SessionStore
 data_dir, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 with SessionStore(data_dir) as store:
     session = store.session("shared")
+    print("ready", flush=True)
+    sys.stdin.readline()  # start together with the other appender
     for i in range(count):
         seq = session.append({"role": "user", "content": f"{name} {i}"})
         print(seq, flush=True)
 """
 
-PER_PROCESS = 150
+PER_PROCESS = 400
 
 
 def test_two_processes_appending_to_one_session_lose_nothing(tmp_path: Path) -> None:
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", APPENDER, str(tmp_path), name, str(PER_PROCESS)],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
         for name in ("left", "right")
     ]
+    for p in procs:
+        assert p.stdout is not None
+        assert p.stdout.readline() == "ready\n"
+    for p in procs:
+        assert p.stdin is not None
+        p.stdin.write("go\n")
+        p.stdin.flush()
     outputs = [p.communicate(timeout=60) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [err for _, err in outputs]
     with SessionStore(tmp_path) as store:
@@ -56,10 +66,15 @@ def test_kill_9_during_appends_leaves_a_consistent_database_with_every_commit(
     committed: list[int] = []
     with subprocess.Popen(
         [sys.executable, "-c", APPENDER, str(tmp_path), "victim", "1000000"],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     ) as proc:
         assert proc.stdout is not None
+        assert proc.stdin is not None
+        assert proc.stdout.readline() == "ready\n"
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
         deadline = time.monotonic() + 30
         while len(committed) < 300 and time.monotonic() < deadline:
             line = proc.stdout.readline()

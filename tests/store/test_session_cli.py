@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -68,3 +69,17 @@ def test_session_usage_errors_exit_2_with_nothing_on_stdout(tmp_path: Path) -> N
         done = cli(*args)
         assert (done.returncode, done.stdout) == (2, ""), args
         assert done.stderr
+
+
+def test_session_list_uses_the_default_data_dir_from_the_environment(tmp_path: Path) -> None:
+    with SessionStore(tmp_path / "env-data") as store:
+        store.session("from-env")
+    done = subprocess.run(
+        [sys.executable, "-m", "toolbound", "session", "list"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "TOOLBOUND_DATA_DIR": str(tmp_path / "env-data")},
+    )
+    assert done.returncode == 0
+    assert [s["id"] for s in json.loads(done.stdout)["sessions"]] == ["from-env"]

@@ -29,6 +29,7 @@ from types import TracebackType
 from typing import Any, Literal
 
 from toolbound.limits import DEFAULT_LIMITS, Limits
+from toolbound.paths import default_data_dir
 from toolbound.results import ToolError
 from toolbound.scratch import Scratch, check_session_id
 from toolbound.store.checkpoint import plan_retention
@@ -343,6 +344,8 @@ class Session:
 class SessionStore:
     """The session store of one data dir: ``<data_dir>/toolbound.db``.
 
+    ``data_dir=None`` means the default data dir, as for ``ToolHost``.
+
     ``estimator`` (text -> tokens) sizes messages and checkpoints; the default
     is :func:`estimate_tokens`. Safe to share between threads; several
     processes may open the same store.
@@ -350,12 +353,12 @@ class SessionStore:
 
     def __init__(
         self,
-        data_dir: str | Path,
+        data_dir: str | Path | None,
         *,
         limits: Limits = DEFAULT_LIMITS,
         estimator: Estimator = estimate_tokens,
     ) -> None:
-        self.data_dir = Path(data_dir).absolute()
+        self.data_dir = Path(data_dir if data_dir is not None else default_data_dir()).absolute()
         self.path = self.data_dir / DB_NAME
         self.limits = limits
         self.estimator = estimator
