@@ -171,7 +171,7 @@ class ToolHost:
             return None, None
         try:
             return store, store.recorder(self.session_id)
-        except (sqlite3.Error, OSError) as err:
+        except (sqlite3.Error, OSError, SchemaError) as err:
             log.warning("toolbound: tool calls are not recorded (%s): %s", self.data_dir, err)
             store.close()
             return None, None

@@ -6,8 +6,9 @@ thread with its own connection writes whatever is queued in one transaction
 at a time, so a burst of chunks costs one commit, and the event loop never
 waits on SQLite. A call's result is awaited (``CallHandle.settled``) until
 its transaction committed, so a call that returned can be replayed at once.
-When the database cannot be written, recording degrades (logged once) and the
-calls themselves go on untouched.
+When a write fails (the database stayed locked past the busy timeout, the
+disk is full or read-only), that batch is lost (logged once), later batches
+are tried again, and the calls themselves go on untouched.
 
 Pieces:
     CallHandle    one call being recorded: event(), settled()
@@ -61,9 +62,10 @@ class CallRecorder:
     """Writes one session's tool calls and events from a background thread."""
 
     def __init__(self, db_path: Path, session_id: str, *, busy_timeout_s: float) -> None:
+        """Open the recorder's own connection (raising if the store is unusable) and start."""
         self.db_path = db_path
         self.session_id = session_id
-        self._busy_timeout_s = busy_timeout_s
+        self._conn = connect(db_path, busy_timeout_s=busy_timeout_s)
         self._queue: queue.SimpleQueue[_Op] = queue.SimpleQueue()
         self._closed = False
         self._degraded = False
@@ -90,7 +92,7 @@ class CallRecorder:
         self._queue.put(op)
 
     def _run(self) -> None:
-        conn = self._open()
+        conn = self._conn
         try:
             while True:
                 ops = [self._queue.get()]
@@ -104,8 +106,7 @@ class CallRecorder:
                 if closing:
                     return
         finally:
-            if conn is not None:
-                conn.close()
+            conn.close()
             # Whatever raced past close() is not written, but never left waiting.
             leftover: list[_Op] = []
             while True:
@@ -115,20 +116,13 @@ class CallRecorder:
                     break
             _settle(leftover)
 
-    def _open(self) -> sqlite3.Connection | None:
-        try:
-            return connect(self.db_path, busy_timeout_s=self._busy_timeout_s)
-        except (sqlite3.Error, OSError) as err:
-            self._degrade(err)
-            return None
-
     def _degrade(self, err: BaseException) -> None:
         if not self._degraded:
             self._degraded = True
             log.warning("toolbound: tool calls are no longer recorded in %s: %s", self.db_path, err)
 
-    def _write(self, conn: sqlite3.Connection | None, ops: list[_Op]) -> None:
-        if conn is not None and ops:
+    def _write(self, conn: sqlite3.Connection, ops: list[_Op]) -> None:
+        if ops:
             inserted: list[CallHandle] = []
             try:
                 conn.execute("BEGIN IMMEDIATE")
