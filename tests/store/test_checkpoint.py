@@ -215,6 +215,9 @@ def test_a_call_awaiting_its_results_stays_after_the_checkpoint(store: SessionSt
     record = session.checkpoint(summary="s")
     session.append(results(["a"], "late"))
     assert record.through_seq == 0
+    assert record.context_tokens == sum(
+        message_tokens(m, estimate_tokens) for m in (user("start"), user("s"), calls("a"))
+    )
     context = session.context()
     assert context == [user("start"), user("s"), calls("a"), results(["a"], "late")]
     assert pairs_are_complete(context)

@@ -185,23 +185,7 @@ class Session:
                 body = _dumps(message)
             except (TypeError, ValueError) as err:
                 raise TranscriptError(seq, None, "", f"not JSON-serialisable ({err})") from None
-            for use_id in checked.tool_use_ids:
-                used = conn.execute(
-                    "SELECT seq FROM tool_uses WHERE session_id = ? AND tool_use_id = ?",
-                    (self.id, use_id),
-                ).fetchone()
-                if used is not None:
-                    block = next(
-                        i
-                        for i, b in enumerate(message["content"])
-                        if b["type"] == "tool_use" and b["id"] == use_id
-                    )
-                    raise TranscriptError(
-                        seq,
-                        block,
-                        "tool_use",
-                        f"duplicated id {use_id!r}: message {used[0]} already used it",
-                    )
+            self._refuse_reused_ids(conn, seq, message, checked.tool_use_ids)
             tokens = message_tokens(message, self._store.estimator)
             conn.execute(
                 "INSERT INTO messages (session_id, seq, kind, body, tokens, created_at)"
@@ -215,6 +199,28 @@ class Session:
                 )
             self._next, self._pending = seq + 1, checked.pending
         return seq
+
+    def _refuse_reused_ids(
+        self, conn: sqlite3.Connection, seq: int, message: dict[str, Any], ids: tuple[str, ...]
+    ) -> None:
+        """A tool_use id is used once per session: the provider pairs results by it."""
+        for use_id in ids:
+            used = conn.execute(
+                "SELECT seq FROM tool_uses WHERE session_id = ? AND tool_use_id = ?",
+                (self.id, use_id),
+            ).fetchone()
+            if used is not None:
+                block = next(
+                    i
+                    for i, b in enumerate(message["content"])
+                    if b["type"] == "tool_use" and b["id"] == use_id
+                )
+                raise TranscriptError(
+                    seq,
+                    block,
+                    "tool_use",
+                    f"duplicated id {use_id!r}: message {used[0]} already used it",
+                )
 
     def checkpoint(self, *, summary: str) -> CheckpointRecord:
         """Compact the transcript so far into a checkpoint (D203) and persist it.
@@ -252,13 +258,15 @@ class Session:
                 raise RuntimeError(
                     "checkpoint retention exceeded its budget; estimator not monotone"
                 )
-            summary_message = {"role": "user", "content": summary}
-            tail_tokens = conn.execute(
-                "SELECT coalesce(sum(tokens), 0) FROM messages WHERE session_id = ? AND seq > ?",
-                (self.id, through),
-            ).fetchone()[0]
-            context_tokens = retained_tokens + message_tokens(summary_message, estimator)
-            context_tokens += tail_tokens
+            # The whole resulting context, under this store's estimator.
+            tail = conn.execute(
+                "SELECT body FROM messages WHERE session_id = ? AND seq > ?", (self.id, through)
+            ).fetchall()
+            context_tokens = retained_tokens + sum(
+                message_tokens(m, estimator)
+                for m in [{"role": "user", "content": summary}]
+                + [json.loads(body) for (body,) in tail]
+            )
             now = time.time()
             cur = conn.execute(
                 "INSERT INTO checkpoints (session_id, through_seq, summary, retained,"
