@@ -74,18 +74,16 @@ def transcript(n: int) -> list[dict[str, Any]]:
     return out[:n]
 
 
+ROUNDS = 10
+
+
 def bench_append(base: Path, messages: list[dict[str, Any]]) -> dict[str, float]:
-    with SessionStore(base / "api") as store:
-        session = store.session("bench")
-        t0 = time.perf_counter()
-        for m in messages:
-            session.append(m)
-        api_s = time.perf_counter() - t0
-        conn = sqlite3.connect(store.path)
-        rows = conn.execute(
-            "SELECT session_id, seq, kind, body, tokens, created_at FROM messages ORDER BY seq"
-        ).fetchall()
-        conn.close()
+    """Alternate rounds of API appends and raw inserts of the same rows, so load drift
+    on a shared machine hits both sides alike."""
+    insert = (
+        "INSERT INTO messages (session_id, seq, kind, body, tokens, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?)"
+    )
 
     def raw_db(name: str) -> sqlite3.Connection:
         (base / name).mkdir()
@@ -93,23 +91,39 @@ def bench_append(base: Path, messages: list[dict[str, Any]]) -> dict[str, float]
         raw.execute("INSERT INTO sessions (id, created_at) VALUES ('bench', 0)")
         return raw
 
-    insert = (
-        "INSERT INTO messages (session_id, seq, kind, body, tokens, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?)"
-    )
+    api_s = raw_s = 0.0
     raw = raw_db("raw")
-    t0 = time.perf_counter()
-    for row in rows:
-        raw.execute("BEGIN IMMEDIATE")
-        raw.execute(insert, row)
-        raw.execute("COMMIT")
-    raw_s = time.perf_counter() - t0
+    per_round = len(messages) // ROUNDS
+    with SessionStore(base / "api") as store:
+        session = store.session("bench")
+        reader = sqlite3.connect(store.path)
+        for r in range(ROUNDS):
+            batch = messages[r * per_round : (r + 1) * per_round]
+            t0 = time.perf_counter()
+            for m in batch:
+                session.append(m)
+            api_s += time.perf_counter() - t0
+            rows = reader.execute(
+                "SELECT session_id, seq, kind, body, tokens, created_at FROM messages"
+                " WHERE seq >= ? ORDER BY seq",
+                (r * per_round,),
+            ).fetchall()
+            t0 = time.perf_counter()
+            for row in rows:
+                raw.execute("BEGIN IMMEDIATE")
+                raw.execute(insert, row)
+                raw.execute("COMMIT")
+            raw_s += time.perf_counter() - t0
+        all_rows = reader.execute(
+            "SELECT session_id, seq, kind, body, tokens, created_at FROM messages ORDER BY seq"
+        ).fetchall()
+        reader.close()
     raw.close()
 
     raw = raw_db("raw-batch")
     t0 = time.perf_counter()
     raw.execute("BEGIN IMMEDIATE")
-    raw.executemany(insert, rows)
+    raw.executemany(insert, all_rows)
     raw.execute("COMMIT")
     batch_s = time.perf_counter() - t0
     raw.close()

@@ -201,6 +201,22 @@ def _check_pairing(
     return ()
 
 
+_PLAIN: Mapping[str, Checked] = {
+    "user": Checked("user", (), frozenset()),
+    "assistant": Checked("assistant", (), frozenset()),
+}
+
+
+def _plain_text(message: object) -> Checked | None:
+    """The common case, decided without the general walk: a message of plain text."""
+    if not isinstance(message, dict) or len(message) != 2:
+        return None
+    content = message.get("content")
+    if not isinstance(content, str) or not content.strip():
+        return None
+    return _PLAIN.get(message.get("role"))  # type: ignore[arg-type]
+
+
 def check_message(seq: int, message: object, pending: frozenset[str]) -> Checked:
     """Validate ``message`` as the transcript's message number ``seq``.
 
@@ -209,6 +225,9 @@ def check_message(seq: int, message: object, pending: frozenset[str]) -> Checked
     store's to check (it holds them); ids repeated inside the message are
     refused here.
     """
+    fast = _plain_text(message) if not pending else None
+    if fast is not None:
+        return fast
     role, content = _check_shape(seq, message)
     if isinstance(content, str):
         blocks: list[Any] = [{"type": "text", "text": content}]

@@ -52,6 +52,9 @@ CREATE TABLE messages (
     PRIMARY KEY (session_id, seq)
 ) WITHOUT ROWID;
 CREATE INDEX messages_user_authored ON messages (session_id, seq) WHERE kind = 'user';
+CREATE TRIGGER messages_session_open BEFORE INSERT ON messages
+WHEN (SELECT ended_at FROM sessions WHERE id = NEW.session_id) IS NOT NULL
+BEGIN SELECT RAISE(ABORT, 'session has ended'); END;
 
 -- Every tool_use id of a session, so a duplicate is refused across the transcript.
 CREATE TABLE tool_uses (

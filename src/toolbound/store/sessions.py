@@ -45,6 +45,10 @@ class SessionError(ValueError):
     """The session does not exist, or has ended and takes no more messages."""
 
 
+class _StaleState(Exception):
+    """Another writer appended since this session object last looked."""
+
+
 @dataclass(frozen=True, slots=True)
 class SessionInfo:
     id: str
@@ -122,8 +126,12 @@ def _checkpoint_from_row(row: tuple[Any, ...]) -> CheckpointRecord:
     )
 
 
+# One encoder for every row: json.dumps would build a new one per call for these options.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def _dumps(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _ENCODER.encode(value)
 
 
 def _pending_after(kind: str, body: str) -> frozenset[str]:
@@ -177,27 +185,57 @@ class Session:
         Nothing is written then.
         """
         with self._store._write() as conn:
-            seq, pending, ended = self._state(conn)
-            if ended:
-                raise SessionError(f"session {self.id!r} has ended; it takes no more messages")
-            checked = check_message(seq, message, pending)
+            if self._next < 0:
+                self._state(conn)
             try:
-                body = _dumps(message)
-            except (TypeError, ValueError) as err:
-                raise TranscriptError(seq, None, "", f"not JSON-serialisable ({err})") from None
-            self._refuse_reused_ids(conn, seq, message, checked.tool_use_ids)
-            tokens = message_tokens(message, self._store.estimator)
+                return self._insert(conn, message)
+            except (TranscriptError, _StaleState):
+                # Judged against a state another process may have moved on: re-read it
+                # (this transaction holds the write lock now) and judge again.
+                self._next = -1
+                self._state(conn)
+                return self._insert(conn, message)
+
+    def _insert(self, conn: sqlite3.Connection, message: dict[str, Any]) -> int:
+        """Check and insert ``message`` at the cached next position.
+
+        The primary key (session_id, seq) is what detects a stale cache: a
+        writer that appended meanwhile holds that position.
+        """
+        seq = self._next
+        checked = check_message(seq, message, self._pending)
+        try:
+            body = _dumps(message)
+        except (TypeError, ValueError) as err:
+            raise TranscriptError(seq, None, "", f"not JSON-serialisable ({err})") from None
+        self._refuse_reused_ids(conn, seq, message, checked.tool_use_ids)
+        try:
             conn.execute(
                 "INSERT INTO messages (session_id, seq, kind, body, tokens, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
-                (self.id, seq, checked.kind, body, tokens, time.time()),
+                (
+                    self.id,
+                    seq,
+                    checked.kind,
+                    body,
+                    message_tokens(message, self._store.estimator),
+                    time.time(),
+                ),
             )
-            if checked.tool_use_ids:
-                conn.executemany(
-                    "INSERT INTO tool_uses (session_id, tool_use_id, seq) VALUES (?, ?, ?)",
-                    [(self.id, use_id, seq) for use_id in checked.tool_use_ids],
-                )
-            self._next, self._pending = seq + 1, checked.pending
+        except sqlite3.IntegrityError as err:
+            if "session has ended" in str(err):
+                raise SessionError(
+                    f"session {self.id!r} has ended; it takes no more messages"
+                ) from None
+            if "UNIQUE" in str(err):
+                raise _StaleState from None
+            raise
+        if checked.tool_use_ids:
+            conn.executemany(
+                "INSERT INTO tool_uses (session_id, tool_use_id, seq) VALUES (?, ?, ?)",
+                [(self.id, use_id, seq) for use_id in checked.tool_use_ids],
+            )
+        self._next, self._pending = seq + 1, checked.pending
         return seq
 
     def _refuse_reused_ids(
