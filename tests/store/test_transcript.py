@@ -301,3 +301,21 @@ def test_a_message_json_cannot_hold_is_refused(store: SessionStore) -> None:
     with pytest.raises(TranscriptError, match=r"^message 1: not JSON-serialisable"):
         session.append(bad)
     assert session.transcript() == [user("hi")]
+
+
+def test_a_session_object_sees_what_another_writer_appended(store: SessionStore) -> None:
+    first, second = store.session("s1"), store.session("s1")
+    second.append(user("hi"))  # second caches "nothing pending"
+    first.append(calls("t1"))
+    assert second.append(results("t1")) == 2
+    first.append(calls("t2"))
+    with pytest.raises(TranscriptError, match=r"^message 4: tool_use t2 of the preceding"):
+        second.append(user("too early"))
+    assert first.append(results("t2")) == 4
+    assert store.session("s1").transcript() == [
+        user("hi"),
+        calls("t1"),
+        results("t1"),
+        calls("t2"),
+        results("t2"),
+    ]
