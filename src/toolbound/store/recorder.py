@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import json
 import logging
 import queue
@@ -119,7 +120,9 @@ class CallRecorder:
     def _degrade(self, err: BaseException) -> None:
         if not self._degraded:
             self._degraded = True
-            log.warning("toolbound: tool calls are no longer recorded in %s: %s", self.db_path, err)
+            log.warning(
+                "toolbound: some tool calls could not be recorded in %s: %s", self.db_path, err
+            )
 
     def _write(self, conn: sqlite3.Connection, ops: list[_Op]) -> None:
         if ops:
@@ -129,9 +132,12 @@ class CallRecorder:
                 for op in ops:
                     _apply(conn, self.session_id, op, inserted)
                 conn.execute("COMMIT")
-            except sqlite3.Error as err:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+            except Exception as err:
+                # Whatever went wrong, this thread must live on and settle the
+                # waiting calls: recording is never worth a hung tool call.
+                with contextlib.suppress(sqlite3.Error):
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
                 for handle in inserted:
                     handle.row_id = None
                 self._degrade(err)
