@@ -1,4 +1,4 @@
-"""Fixtures for the web view: a real host, hub and server, and a real Chromium.
+"""Fixtures for the web view: a real host, hub, store and server, and a real Chromium.
 
 The server is uvicorn on a free loopback port, in the test's event loop, so
 a test can run tool calls on the host while the browser watches. Chromium is
@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from toolbound.host import ToolHost
-from toolbound.web import Hub, WebView, build_app, host_reader
+from toolbound.store import SessionStore
+from toolbound.web import Hub, StoreSource, WebView, build_app, host_reader
 from toolbound.web.server import LocalServer
 
 CHROMIUM = os.environ.get("TOOLBOUND_CHROMIUM", "/usr/bin/chromium")
@@ -64,12 +65,14 @@ async def served(tmp_path: Path) -> AsyncIterator[Served]:
     hub = Hub()
     async with ToolHost(workspace=workspace, data_dir=data, session_id="web-s1") as host:
         hub.attach(host)
-        view = WebView(hub, host_reader(workspace=workspace, data_dir=data), token=TOKEN)
-        server = await LocalServer(build_app(view)).start()
-        try:
-            yield Served(host, hub, view, server, workspace)
-        finally:
-            await server.stop()
+        with SessionStore(data) as store:
+            reader = host_reader(workspace=workspace, data_dir=data)
+            view = WebView(hub, reader, StoreSource(store), token=TOKEN)
+            server = await LocalServer(build_app(view)).start()
+            try:
+                yield Served(host, hub, view, server, workspace)
+            finally:
+                await server.stop()
 
 
 @pytest.fixture

@@ -93,10 +93,9 @@ async def test_calls_are_listed_in_order_with_status_duration_and_cut(
     await host.call("Bash", {"command": "sleep 5", "timeout": 1}, tool_call_id="call_d")
     await host.call("Bash", {"command": "true", "timeout": 0}, tool_call_id="call_e")
 
-    sessions = (await client.get("/api/sessions", headers=bearer(served))).json()
-    assert sessions == {
-        "sessions": [{"id": "web-s1", "createdAt": None, "endedAt": None, "live": True}]
-    }
+    sessions = (await client.get("/api/sessions", headers=bearer(served))).json()["sessions"]
+    assert [(s["id"], s["endedAt"], s["live"]) for s in sessions] == [("web-s1", None, True)]
+    assert isinstance(sessions[0]["createdAt"], float)
     rows = (await client.get("/api/sessions/web-s1/calls", headers=bearer(served))).json()
     got = [
         (r["toolCallId"], r["tool"], r["argsShort"], r["status"], r["cut"]) for r in rows["calls"]
@@ -124,6 +123,38 @@ async def test_a_finished_call_replays_with_the_same_seq_values(
     assert response.text.endswith("event: end\ndata: {}\n\n")
     later = await client.get("/api/sessions/web-s1/calls/c1/events?after=2", headers=bearer(served))
     assert sse_events(later.text) == [e for e in seen if e["seq"] > 2]
+
+
+async def test_a_call_the_hub_let_go_of_replays_from_the_store_with_the_same_seqs(
+    client: Any, served: Served
+) -> None:
+    served.hub.retain_bytes = 0  # finished calls' events are dropped at once
+    command = "for i in 1 2 3; do echo out $i; echo err $i >&2; done; exit 4"
+    seen = [e async for e in served.host.stream("Bash", {"command": command}, tool_call_id="c2")]
+    assert served.hub.events("web-s1", "c2") is None
+    response = await client.get("/api/sessions/web-s1/calls/c2/events", headers=bearer(served))
+    assert sse_events(response.text) == seen
+    row = (await client.get("/api/sessions/web-s1/calls/c2", headers=bearer(served))).json()
+    assert (row["status"], row["result"]) == ("error", seen[-1]["result"])
+
+
+async def test_sessions_and_calls_recorded_by_another_host_are_listed(
+    client: Any, served: Served
+) -> None:
+    from toolbound.host import ToolHost
+
+    async with ToolHost(
+        workspace=served.workspace, data_dir=served.host.data_dir, session_id="other"
+    ) as other:
+        await other.call("Bash", {"command": "echo elsewhere"}, tool_call_id="o1")
+    sessions = (await client.get("/api/sessions", headers=bearer(served))).json()["sessions"]
+    assert [(s["id"], s["live"]) for s in sessions] == [("web-s1", True), ("other", False)]
+    rows = (await client.get("/api/sessions/other/calls", headers=bearer(served))).json()
+    assert [(r["toolCallId"], r["status"], r["argsShort"]) for r in rows["calls"]] == [
+        ("o1", "done", "echo elsewhere")
+    ]
+    response = await client.get("/api/sessions/other/calls/o1/events", headers=bearer(served))
+    assert [e["type"] for e in sse_events(response.text)] == ["chunk", "result"]
 
 
 async def test_the_viewer_reads_only_outputs_a_result_names(client: Any, served: Served) -> None:
