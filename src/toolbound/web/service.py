@@ -1,30 +1,37 @@
 """The web view as ``toolbound serve`` runs it: one hub, the store, the routes, the URL.
 
-``toolbound serve`` (HTTP) makes one ``WebService``, passes ``routes()`` to
+``toolbound serve`` (HTTP) opens one ``WebService``, passes ``routes()`` to
 the MCP SDK's ``streamable_http_app(custom_starlette_routes=...)`` so the
 page shares the port of ``/mcp``, calls ``attach``/``detach`` as each MCP
-session's ``ToolHost`` starts and ends, and prints ``url(host, port)``.
+session's ``ToolHost`` starts and ends, prints ``url(host, port)`` and
+``close()``s it when the server stops. The session store it reads is opened
+here; a store that cannot be opened leaves the live calls only (logged).
 
 Pieces:
-    WebService  hub + view + store for one server: routes(), attach(), detach(), url()
+    WebService  hub + view + store for one server: routes(), attach(), detach(), url(), close()
 """
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from starlette.routing import Route
 
 from toolbound.limits import DEFAULT_LIMITS, Limits
+from toolbound.store import SchemaError, SessionStore
 from toolbound.web.app import WebView, host_reader, page_url
 from toolbound.web.hub import Hub
 from toolbound.web.source import StoreSource
 
 if TYPE_CHECKING:
     from toolbound.host import ToolHost
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -33,7 +40,7 @@ class WebService:
 
     hub: Hub
     view: WebView
-    store: Any = None
+    store: SessionStore | None = None
 
     @classmethod
     def open(
@@ -43,15 +50,23 @@ class WebService:
         data_dir: Path | None,
         allow_external: Iterable[Path] = (),
         limits: Limits = DEFAULT_LIMITS,
-        store: Any = None,
     ) -> WebService:
-        """A service over ``store`` (a ``SessionStore``; None: live calls only)."""
+        """The web view of the hosts serving ``workspace`` with the store in ``data_dir``."""
         hub = Hub()
         reader = host_reader(
             workspace=workspace, data_dir=data_dir, allow_external=allow_external, limits=limits
         )
+        store: SessionStore | None = None
+        try:
+            store = SessionStore(data_dir, limits=limits)
+        except (sqlite3.Error, OSError, SchemaError) as err:
+            log.warning("toolbound: the web view shows live calls only (store: %s)", err)
         source = StoreSource(store) if store is not None else None
         return cls(hub=hub, view=WebView(hub, reader, source), store=store)
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
 
     def routes(self) -> list[Route]:
         return self.view.routes()
