@@ -55,6 +55,7 @@ export class Pane {
     this.follow = true;
     this.pending = false;
     this.lineHeight = 0;
+    this.firstNumber = 1; // the number shown beside the first line (a file window's offset + 1)
     this.clear();
     // A pane first shown (or resized) renders again, at its real line height.
     new ResizeObserver(() => this.schedule()).observe(scroller);
@@ -145,7 +146,7 @@ export class Pane {
       const raw = i < this.lines.length ? this.lines[i] : this.cur;
       const start = i < this.lines.length ? this.starts[i] : this.curStart;
       const row = el("div", "line");
-      row.dataset.n = String(i + 1);
+      row.dataset.n = String(this.firstNumber + i);
       for (const run of parseLine(raw, start).runs) {
         if (run.style === PLAIN) {
           row.append(document.createTextNode(run.text));
@@ -187,9 +188,15 @@ const state = {
 
 const $ = (id) => document.getElementById(id);
 
+// A running call shows how long it has run so far.
+function durationOf(call) {
+  if (call.status === "running" && call.startedAt) return Math.max(0, Date.now() - call.startedAt * 1000);
+  return call.durationMs;
+}
+
 function formatDuration(ms) {
   if (ms === null || ms === undefined) return "";
-  if (ms < 1000) return `${ms} ms`;
+  if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60000) return `${(ms / 1000).toFixed(1)} s`;
   return `${Math.floor(ms / 60000)} min ${Math.round((ms % 60000) / 1000)} s`;
 }
@@ -235,7 +242,7 @@ async function refreshCalls() {
     row.dataset.id = c.toolCallId;
     row.append(el("span", "tool", c.tool), el("span", "args", c.argsShort), badge(c.status));
     if (c.cut) row.append(el("span", "badge cut", "cut"));
-    row.append(el("span", "duration", formatDuration(c.durationMs)));
+    row.append(el("span", "duration", formatDuration(durationOf(c))));
     return row;
   });
   if (!rows.length) rows.push(el("p", "empty", "No tool calls in this session yet."));
@@ -254,7 +261,7 @@ function showHead(call) {
   const head = $("call-head");
   const parts = [el("span", "tool", call.tool), badge(call.status)];
   if (call.cut) parts.push(el("span", "badge cut", "cut"));
-  parts.push(el("span", "duration", formatDuration(call.durationMs)));
+  parts.push(el("span", "duration", formatDuration(durationOf(call))));
   head.replaceChildren(...parts, el("div", "args full", call.argsShort));
   head.dataset.status = call.status;
 }
@@ -404,6 +411,7 @@ async function loadPage(offset) {
   }
   v.result = result;
   viewerPane.follow = false;
+  viewerPane.firstNumber = result.offset + 1;
   viewerPane.append(result.content.endsWith("\n") ? result.content.slice(0, -1) : result.content);
   const first = result.offset + 1;
   const lastLine = result.offset + result.lineCount;
