@@ -40,9 +40,11 @@ async def wait_lines(page: Any, which: str, count: int) -> list[str]:
     return await pane(page, which)
 
 
-async def start_call(served: Served, call_id: str, command: str) -> asyncio.Task[dict[str, Any]]:
+async def start_call(
+    served: Served, call_id: str, command: str, *, timeout_s: int = 60
+) -> asyncio.Task[dict[str, Any]]:
     task = asyncio.create_task(
-        served.host.call("Bash", {"command": command, "timeout": 60}, tool_call_id=call_id)
+        served.host.call("Bash", {"command": command, "timeout": timeout_s}, tool_call_id=call_id)
     )
     await until(lambda: served.hub.record(served.host.session_id, call_id) is not None)
     return task
@@ -184,3 +186,15 @@ async def test_a_read_result_opens_its_file_at_its_window_and_pages_on(
     await page.click("#viewer-next")
     await page.wait_for_selector("#viewer[data-offset='600']")
     assert (await pane(page, "viewer-text"))[0] == "f 0600"
+
+
+async def test_a_timed_out_call_shows_the_timeout_and_its_marker(served: Served, page: Any) -> None:
+    call = await start_call(served, "call_late", "seq 1 5000; sleep 30", timeout_s=1)
+    result = await asyncio.wait_for(call, WAIT_MS / 1000)
+    assert result["timedOut"]
+    await page.goto(served.call_url("call_late"))
+    await page.wait_for_selector("#detail[data-stream=done]")
+    assert await page.text_content("#result .status") == "timed out; the process tree was stopped"
+    marker = result["stdout"].rsplit("\n", 1)[1]
+    assert await page.text_content("#result .marker") == f"stdout: {marker}"
+    assert await page.text_content("#call-head .badge") == "timed out"
