@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import secrets
@@ -132,6 +133,12 @@ def host_reader(
     return read
 
 
+@functools.cache
+def _static_bytes(name: str) -> bytes:
+    """A file of the page (package data), read once: a few kilobytes each."""
+    return (resources.files("toolbound.web") / "static" / name).read_bytes()
+
+
 def _sse(event: dict[str, Any]) -> str:
     # JSON escapes newlines, so one data line holds the whole event.
     data = json.dumps(event, ensure_ascii=False)
@@ -208,9 +215,10 @@ class WebView:
                 cookie_name(self.token), self.token, httponly=True, samesite="strict", path="/"
             )
             return response
-        html = (resources.files("toolbound.web") / "static" / "index.html").read_text("utf-8")
         return Response(
-            html, media_type="text/html; charset=utf-8", headers={"Content-Security-Policy": _CSP}
+            _static_bytes("index.html"),
+            media_type="text/html; charset=utf-8",
+            headers={"Content-Security-Policy": _CSP},
         )
 
     async def no_icon(self, request: Request) -> Response:
@@ -220,8 +228,7 @@ class WebView:
         name = request.path_params["name"]
         if name not in _STATIC:
             return PlainTextResponse("not found\n", status_code=404)
-        body = (resources.files("toolbound.web") / "static" / name).read_bytes()
-        return Response(body, media_type=_STATIC[name])
+        return Response(_static_bytes(name), media_type=_STATIC[name])
 
     # --- the API --------------------------------------------------------------
 
