@@ -9,8 +9,10 @@
    Anchor: the same chunks' time from ``ctx.emit`` to an in-process consumer
    of ``host.stream`` (the MCP server's position), measured in the same run.
 2. Memory: the page's JS heap (CDP ``Performance.getMetrics`` after a forced
-   GC) and its DOM node count with a 200,000-line output open, against the
-   same page with a 10-line output open.
+   GC) and its DOM node count with a 200,000-line output open (``yes x``:
+   the capture's 200,000-line ceiling within its 512 KB), against the same
+   page with a 10-line output open; and the pane fed 200,000 distinct
+   80-character lines in the page, the page's own cost per line.
 
 Run: ``.venv/bin/python bench/web.py`` (needs /usr/bin/chromium: ``make browser``).
 """
@@ -187,6 +189,47 @@ async def heap(host: ToolHost, view_url: str, context: Any, lines: int) -> dict[
     }
 
 
+async def heap_synthetic(view_url: str, context: Any, lines: int, width: int) -> dict[str, float]:
+    """The pane alone, fed ``lines`` distinct lines of ``width`` characters in the page.
+
+    More text than a Bash call can stream (its capture stops at 512 KB), to
+    show what the page itself costs per line.
+    """
+    page = await context.new_page()
+    cdp = await context.new_cdp_session(page)
+    await page.goto(view_url)
+    await page.wait_for_function("() => window.toolbound !== undefined")
+    started = time.perf_counter()
+    await page.evaluate(
+        """([lines, width]) => {
+          document.getElementById('detail').hidden = false;
+          const pane = window.toolbound.panes.stdout;
+          let chunk = '';
+          for (let i = 0; i < lines; i++) {
+            chunk += String(i).padStart(8, '0') + ' ' + 'x'.repeat(width - 9) + '\\n';
+            if (chunk.length > 65536) { pane.append(chunk); chunk = ''; }
+          }
+          pane.append(chunk);
+        }""",
+        [lines, width],
+    )
+    await page.wait_for_function(
+        f"() => window.toolbound.panes.stdout.count >= {lines}", timeout=TIMEOUT_MS
+    )
+    shown_s = time.perf_counter() - started
+    await cdp.send("Performance.enable")
+    await cdp.send("HeapProfiler.collectGarbage")
+    metrics = {m["name"]: m["value"] for m in (await cdp.send("Performance.getMetrics"))["metrics"]}
+    lines_in_dom = await page.evaluate("() => document.querySelectorAll('.line').length")
+    await page.close()
+    return {
+        "heap_mb": metrics["JSHeapUsedSize"] / 2**20,
+        "nodes": metrics["Nodes"],
+        "line_elements": lines_in_dom,
+        "shown_s": shown_s,
+    }
+
+
 async def main() -> int:
     from playwright.async_api import async_playwright
 
@@ -213,6 +256,7 @@ async def main() -> int:
                     lat = await latency(host, url, page)
                     small = await heap(host, url, context, 10)
                     big = await heap(host, url, context, BIG_LINES)
+                    wide = await heap_synthetic(url, context, BIG_LINES, 80)
                     await context.close()
             finally:
                 await server.stop()
@@ -233,12 +277,18 @@ async def main() -> int:
     print()
     print("page memory with an output open (JS heap after GC, CDP)")
     print(f"{'output':<16} {'heap MB':>8} {'DOM nodes':>10} {'.line elems':>12} {'shown in s':>11}")
-    for name, m in ((f"{10:,} lines", small), (f"{BIG_LINES:,} lines", big)):
+    rows = (
+        (f"{10:,} lines", small),
+        (f"{BIG_LINES:,} lines", big),
+        (f"{BIG_LINES:,} x 80 ch*", wide),
+    )
+    for name, m in rows:
         print(
             f"{name:<16} {m['heap_mb']:>8.1f} {m['nodes']:>10.0f} "
             f"{m['line_elements']:>12.0f} {m['shown_s']:>11.2f}"
         )
     print(f"ratio heap 200,000 / 10 lines: {big['heap_mb'] / small['heap_mb']:.1f}x")
+    print("* fed to the pane in the page (16 MB of text, more than a Bash call can stream)")
     return 0
 
 
