@@ -1,0 +1,166 @@
+"""Read one pipe to EOF in a thread: capture it, and emit live chunks.
+
+Two reader threads per command, one per stream, with 64 KB ``os.read``: the
+issue's measurement on 2 GiB put that at about 1.5 GB/s against 1.2 GB/s for
+selectors and 0.9 or 0.7 GB/s for asyncio protocols or streams
+(``bench/bash.py`` measures the whole tool).
+
+The pipe is non-blocking; when it is empty the reader ``poll``s it together
+with a stop descriptor, with a timeout that is the next coalescing deadline.
+So the same wait serves three purposes: data, a pending chunk due (about
+``interval_s``), and a stop request after a bounded drain (a process the host
+could not stop may hold the pipe open forever).
+
+Live chunks are decoded incrementally, so ``data`` never splits a UTF-8
+character; invalid bytes become U+FFFD and are counted. They are coalesced
+up to ``chunk_max_bytes`` or ``interval_s`` and stop at the capture ceiling.
+Only the reader emits its stream's chunks, so they stay in order.
+
+Pieces:
+    StopSignal    a descriptor that wakes every reader of a command at once
+    StreamReader  the reader thread of one stream
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import select
+import threading
+import time
+from collections.abc import Callable
+
+from toolbound.exec.capture import Captured, HeadCapture, TailCapture
+from toolbound.results import Stream
+
+READ_BYTES = 64 * 1024
+_INVALID = threading.local()
+_ERRORS = "toolbound-count-replace"
+
+
+def _count_and_replace(exc: UnicodeError) -> tuple[str, int]:
+    """'replace', counting the invalid bytes in the reader thread's tally."""
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    _INVALID.count = getattr(_INVALID, "count", 0) + (exc.end - exc.start)
+    return "\ufffd", exc.end
+
+
+codecs.register_error(_ERRORS, _count_and_replace)
+
+
+class StopSignal:
+    """An eventfd: once set, every poll on it returns at once."""
+
+    def __init__(self) -> None:
+        self.fd = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
+
+    def set(self) -> None:
+        os.eventfd_write(self.fd, 1)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+class StreamReader(threading.Thread):
+    """Drains one pipe to EOF (or until stopped), then closes it and calls ``on_done``."""
+
+    def __init__(
+        self,
+        fd: int,
+        stream: Stream,
+        *,
+        capture: HeadCapture | TailCapture,
+        live: HeadCapture,
+        emit: Callable[[Stream, str], None],
+        interval_s: float,
+        chunk_max_bytes: int,
+        stop: StopSignal,
+        on_done: Callable[[], None],
+    ) -> None:
+        super().__init__(name=f"toolbound-{stream}", daemon=True)
+        self._fd = fd
+        self._stream: Stream = stream
+        self._capture = capture
+        self._live = live
+        self._emit = emit
+        self._interval_s = interval_s
+        self._chunk_max_bytes = chunk_max_bytes
+        self._stop_fd = stop.fd
+        self._on_done = on_done
+        self._decoder = codecs.getincrementaldecoder("utf-8")(_ERRORS)
+        self._pending: list[str] = []
+        self._pending_bytes = 0
+        self._due: float | None = None
+        self.invalid_bytes = 0
+        self.reached_eof = False
+
+    def run(self) -> None:
+        _INVALID.count = 0
+        try:
+            self._drain()
+        finally:
+            self.invalid_bytes = _INVALID.count
+            os.close(self._fd)
+            self._on_done()
+
+    def captured(self) -> Captured:
+        return self._capture.finish()
+
+    def _drain(self) -> None:
+        poller = select.poll()
+        poller.register(self._fd, select.POLLIN)
+        poller.register(self._stop_fd, select.POLLIN)
+        while True:
+            try:
+                data = os.read(self._fd, READ_BYTES)
+            except BlockingIOError:
+                if not self._wait(poller):
+                    break
+                continue
+            if not data:
+                self.reached_eof = True
+                break
+            self._take(data)
+        self._flush(final=self.reached_eof)
+
+    def _wait(self, poller: select.poll) -> bool:
+        """Wait for data or a due chunk; False when told to stop."""
+        timeout_ms = None
+        if self._due is not None:
+            timeout_ms = max(0, int((self._due - time.monotonic()) * 1000) + 1)
+        ready = poller.poll(timeout_ms)
+        if any(fd == self._stop_fd for fd, _ in ready):
+            return False
+        if not ready:
+            self._flush(final=False)
+        return True
+
+    def _take(self, data: bytes) -> None:
+        self._capture.feed(data)
+        if self._live.full:
+            return
+        shown = self._live.feed(data)
+        if shown:
+            text = self._decoder.decode(shown)
+            if text:
+                self._pending.append(text)
+                self._pending_bytes += len(shown)
+        now = time.monotonic()
+        if self._due is None:
+            self._due = now + self._interval_s
+        if self._pending_bytes >= self._chunk_max_bytes or now >= self._due or self._live.full:
+            self._flush(final=False)
+
+    def _flush(self, *, final: bool) -> None:
+        if final and not self._live.full:
+            # A stream cut at the ceiling drops an incomplete character instead.
+            tail = self._decoder.decode(b"", final=True)
+            if tail:
+                self._pending.append(tail)
+        self._due = None
+        if self._pending:
+            text = "".join(self._pending)
+            self._pending.clear()
+            self._pending_bytes = 0
+            self._emit(self._stream, text)
