@@ -142,6 +142,9 @@ class Shell:
     stderr_fd: int
     marker: bytes
     host_pid: int = field(default_factory=os.getpid)
+    # Every PID ever seen as a member and not yet reaped by the host: a member
+    # that has exited keeps no environment to show its marker.
+    known: set[int] = field(default_factory=set)
 
     @property
     def pid(self) -> int:
@@ -210,11 +213,30 @@ def _carries(pid: int, marker: bytes) -> bool:
     return env.startswith(marker) or (b"\0" + marker) in env
 
 
+def _session_of(pid: int) -> int | None:
+    """The session id in /proc/PID/stat (a zombie still has one)."""
+    stat = _read(f"/proc/{pid}/stat")
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return int(fields[3]) if len(fields) > 3 else None
+
+
+def _is_member(shell: Shell, pid: int) -> bool:
+    return (
+        pid == shell.pid
+        or pid in shell.known
+        or _carries(pid, shell.marker)
+        # The shell's own session: members that never called setsid, dead or alive.
+        or _session_of(pid) == shell.pid
+    )
+
+
 def members(shell: Shell) -> tuple[set[int], set[int]]:
-    """``(top, every)``: live members that are children of the host, and all members."""
-    top = {
-        pid for pid in _children(shell.host_pid) if pid == shell.pid or _carries(pid, shell.marker)
-    }
+    """``(top, every)``: members that are children of the host, and all members.
+
+    Exited members not yet reaped (zombies) are included: they are gone only
+    once reaped.
+    """
+    top = {pid for pid in _children(shell.host_pid) if _is_member(shell, pid)}
     every = set(top)
     todo = list(top)
     while todo:
@@ -222,6 +244,7 @@ def members(shell: Shell) -> tuple[set[int], set[int]]:
             if child not in every:
                 every.add(child)
                 todo.append(child)
+    shell.known |= every
     return top, every
 
 
@@ -240,6 +263,7 @@ def _reap(shell: Shell, top: set[int]) -> set[int]:
             continue
         if reaped == pid:
             gone.add(pid)
+    shell.known -= gone
     return gone
 
 
