@@ -20,6 +20,7 @@ Pieces:
 
 from __future__ import annotations
 
+import collections
 from dataclasses import dataclass
 
 from toolbound.bounds import count_lines
@@ -124,28 +125,30 @@ class HeadCapture:
 class TailCapture:
     """Keeps a stream's last ``max_bytes`` bytes and ``max_lines`` lines (a ring).
 
-    The buffer grows to twice ``max_bytes`` before it drops its front, so the
-    cost of keeping the tail is one copy per ``max_bytes`` fed. Both cuts keep
-    a suffix, so cutting by bytes first and by lines at the end is exact.
+    The ring holds the chunks as they came (no copying while a stream runs)
+    and drops a chunk from its front once the rest still covers ``max_bytes``.
+    Both cuts keep a suffix, so cutting by bytes first and by lines at the
+    end is exact.
     """
 
     def __init__(self, *, max_bytes: int, max_lines: int) -> None:
         self._max_bytes = max_bytes
         self._max_lines = max_lines
-        self._ring = bytearray()
+        self._ring: collections.deque[bytes] = collections.deque()
+        self._held = 0
         self.counter = LineCounter()
 
     def feed(self, data: bytes) -> None:
         self.counter.feed(data)
-        if len(data) >= self._max_bytes:
-            self._ring = bytearray(data[-self._max_bytes :])
+        if not data:
             return
-        self._ring += data
-        if len(self._ring) > 2 * self._max_bytes:
-            del self._ring[: len(self._ring) - self._max_bytes]
+        self._ring.append(data)
+        self._held += len(data)
+        while self._held - len(self._ring[0]) >= self._max_bytes:
+            self._held -= len(self._ring.popleft())
 
     def finish(self) -> Captured:
-        data = bytes(self._ring[-self._max_bytes :])
+        data = b"".join(self._ring)[-self._max_bytes :]
         data = data[_last_lines_start(data, self._max_lines) :]
         return Captured(data, "tail", self.counter.bytes, self.counter.lines)
 
