@@ -1,4 +1,4 @@
-"""The Bash tool through ToolHost.call/stream and the CLI: streams, bounds, timeout, abort, trees."""
+"""The Bash tool through ToolHost.call/stream and the CLI: streams, bounds, timeouts, trees."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import os
 import stat
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -127,7 +128,7 @@ async def test_a_chatty_command_is_coalesced_into_few_chunks(host: ToolHost) -> 
     assert len(chunks) < 100
 
 
-async def test_cli_prints_chunk_events_then_the_result(tmp_path: Path) -> None:
+def test_cli_prints_chunk_events_then_the_result(tmp_path: Path) -> None:
     proc = subprocess.run(
         [
             sys.executable,
@@ -293,13 +294,21 @@ async def test_the_default_timeout_comes_from_the_limits(tmp_path: Path) -> None
 
 
 async def first_chunk_then(
-    host: ToolHost, args: dict[str, Any], tool_call_id: str, started: asyncio.Event, seen: list[str]
+    host: ToolHost,
+    args: dict[str, Any],
+    tool_call_id: str,
+    started: asyncio.Event,
+    seen: list[str],
+    *,
+    lines: int = 1,
 ) -> dict[str, Any]:
+    """Stream a call; set ``started`` once its output holds ``lines`` lines."""
     result: dict[str, Any] = {}
     async for event in host.stream("Bash", args, tool_call_id=tool_call_id):
         if event["type"] == "chunk":
             seen.append(event["data"])
-            started.set()
+            if "".join(seen).count("\n") >= lines:
+                started.set()
         else:
             result = event["result"]
     return result
@@ -308,13 +317,10 @@ async def first_chunk_then(
 async def test_host_abort_stops_the_tree_and_marks_the_result_aborted(host: ToolHost) -> None:
     started, seen = asyncio.Event(), []
     task = asyncio.create_task(
-        first_chunk_then(host, {"command": HOSTILE_TREE}, "victim", started, seen)
+        first_chunk_then(host, {"command": HOSTILE_TREE}, "victim", started, seen, lines=3)
     )
+    # All three announced themselves: abort.
     await asyncio.wait_for(started.wait(), CALL_BOUND_S)
-    # Wait (bounded) until all three announced themselves, then abort.
-    deadline = time.monotonic() + CALL_BOUND_S
-    while "".join(seen).count("\n") < 3 and time.monotonic() < deadline:
-        await asyncio.sleep(0.01)
     assert host.abort("victim") is True
     result = await asyncio.wait_for(task, CALL_BOUND_S)
     pids = [int(line.split()[1]) for line in result["stdout"].splitlines()]
@@ -394,7 +400,7 @@ async def test_a_writer_of_gigabytes_is_drained_and_counted_within_the_capture(
         f"\n[truncated: no complete line fits the 96KB limit; kept {budget} bytes of a single "
         f"{size}-byte line. Full output saved to {path} — Grep it, or Read it with offset/limit.]"
     )
-    assert os.path.getsize(path) == ceiling
+    assert_private_spill(path, b"\0" * ceiling)
 
 
 async def test_invalid_utf8_and_progress_bars_stream_without_splitting_characters(
@@ -439,15 +445,15 @@ async def test_an_empty_command_is_an_invalid_argument(host: ToolHost, command: 
     }
 
 
-@pytest.mark.parametrize("timeout", [0, 0.5, 301, "abc", True, None])
+@pytest.mark.parametrize("bad_timeout", [0, 0.5, 301, "abc", True, None])
 async def test_a_timeout_outside_the_range_is_refused_and_runs_nothing(
-    host: ToolHost, timeout: object
+    host: ToolHost, bad_timeout: object
 ) -> None:
     args: dict[str, Any] = {"command": "touch ran"}
-    if timeout is not None:
-        args["timeout"] = timeout
+    if bad_timeout is not None:
+        args["timeout"] = bad_timeout
     result = await call(host, args)
-    if timeout is None:
+    if bad_timeout is None:
         # The control: the same command without a bad timeout does run.
         assert clean(result) == plain("")
         assert (host.workspace / "ran").exists()
@@ -455,3 +461,29 @@ async def test_a_timeout_outside_the_range_is_refused_and_runs_nothing(
     assert result["error"]["code"] == "TOOL_INVALID_ARGUMENT"
     assert "'timeout'" in result["error"]["message"]
     assert not (host.workspace / "ran").exists()
+
+
+async def test_a_timed_out_chatty_writer_emits_nothing_after_its_result(host: ToolHost) -> None:
+    evs = await events(host, {"command": "while :; do echo tick; sleep 0.01; done", "timeout": 1})
+    assert [e["seq"] for e in evs] == list(range(len(evs)))
+    assert [e["type"] for e in evs] == ["chunk"] * (len(evs) - 1) + ["result"]
+    result = evs[-1]["result"]
+    live = "".join(e["data"] for e in evs[:-1])
+    # Everything streamed live is in the result, and nothing more was captured after it.
+    assert result["stdout"] == live
+    assert live.count("tick\n") > 10
+    assert (result["timedOut"], result["exitCode"]) == (True, None)
+
+
+def open_fds() -> list[str]:
+    return sorted(os.listdir("/proc/self/fd"))
+
+
+async def test_calls_leave_no_descriptor_and_no_thread_behind(host: ToolHost) -> None:
+    await call(host, {"command": "true"})  # the first call starts the guard once
+    fds = open_fds()
+    for command in ("echo hi", "sleep 600 & echo x", "exec >&-; echo y >&2", "seq 1 9000"):
+        await call(host, {"command": command})
+    await call(host, {"command": "sleep 600", "timeout": 1})
+    assert open_fds() == fds
+    assert [t.name for t in threading.enumerate() if t.name.startswith("toolbound-")] == []

@@ -69,12 +69,13 @@ class LineCounter:
 
 
 def head_room(data: bytes, *, room_bytes: int, room_newlines: int) -> bytes:
-    """The longest prefix of ``data`` within ``room_bytes`` that holds at most
-    ``room_newlines`` newlines (it ends right after the last one allowed)."""
+    """The longest prefix of ``data`` within ``room_bytes`` that starts no line
+    past the room: it ends right after the ``room_newlines``-th newline at the
+    latest (with no room left, nothing fits)."""
     part = data[: max(room_bytes, 0)]
     if room_newlines <= 0:
         return b""
-    if part.count(b"\n") <= room_newlines:
+    if part.count(b"\n") < room_newlines:
         return part
     pos = -1
     for _ in range(room_newlines):

@@ -51,6 +51,8 @@ from toolbound.tools import ToolContext
 
 # How often a stopping tree is rescanned for members that have not exited yet.
 _STOP_POLL_S = 0.01
+# Bound on joining a reader thread that has already signalled its end.
+_JOIN_S = 1.0
 
 
 class Ending(Enum):
@@ -67,6 +69,21 @@ class _Readers:
     stderr: StreamReader
     done: asyncio.Event
     stop: StopSignal
+
+    def join(self, timeout_s: float) -> None:
+        """Block until both threads ended, bounded (only when the loop cannot wait)."""
+        self.stdout.join(timeout_s)
+        self.stderr.join(timeout_s)
+
+    def close(self) -> None:
+        """Close the stop descriptor once both threads have ended."""
+        if self.done.is_set():
+            # Both called on_done, their last act: this join returns at once.
+            self.join(_JOIN_S)
+        # A reader still running would poll a closed (maybe reused) descriptor:
+        # leak the eventfd instead in that never-seen case.
+        if not (self.stdout.is_alive() or self.stderr.is_alive()):
+            self.stop.close()
 
     async def wait(self, timeout_s: float) -> bool:
         """True if both reached their end within ``timeout_s``."""
@@ -90,10 +107,12 @@ async def run(args: BashArgs, ctx: ToolContext) -> BashResult:
         finished = True
     finally:
         if not finished:
-            # Cancelled or failed mid-way: the tree still goes, bounded, before we leave.
+            # Cancelled or failed mid-way: the tree still goes (blocking, bounded)
+            # before the cancellation goes on, and the readers are released.
             stop_tree(shell, grace_s=limits.kill_grace_s, poll_s=_STOP_POLL_S)
             readers.stop.set()
-    readers.stop.close()
+            readers.join(limits.kill_grace_s)
+        readers.close()
     out_held, err_held = readers.stdout.captured(), readers.stderr.captured()
     out = await shape_stream(out_held, limits.shell_stdout, "stdout", ctx.scratch, limits=limits)
     err = await shape_stream(err_held, limits.shell_stderr, "stderr", ctx.scratch, limits=limits)
