@@ -256,7 +256,8 @@ def members(shell: Shell) -> tuple[set[int], set[int]]:
             if child not in every:
                 every.add(child)
                 todo.append(child)
-    shell.known |= every
+    # Only what this scan saw: a PID seen long ago may have been reused since.
+    shell.known = every
     return top, every
 
 

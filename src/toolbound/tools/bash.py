@@ -28,6 +28,7 @@ import contextlib
 import os
 import signal as signals
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from enum import Enum
 
@@ -191,28 +192,43 @@ def _start_readers(shell: Shell, ctx: ToolContext) -> _Readers:
 
 async def _watch(shell: Shell, *, timeout_s: float, abort: asyncio.Event) -> Ending:
     """Wait for the shell to exit, the deadline, or an abort, whichever comes first."""
+    aborted: asyncio.Future[object] = asyncio.ensure_future(abort.wait())
+    async with _exit_of(shell) as exited:
+        waiters: set[asyncio.Future[object]] = {exited, aborted}
+        try:
+            await asyncio.wait(waiters, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            aborted.cancel()
+        if exited.done():
+            # The shell has exited: reap it now, so its status is known.
+            shell.proc.wait()
+            return Ending.EXITED
+    return Ending.ABORTED if abort.is_set() else Ending.TIMED_OUT
+
+
+@contextlib.asynccontextmanager
+async def _exit_of(shell: Shell) -> AsyncIterator[asyncio.Future[object]]:
+    """A future done when the shell exits: a pidfd on the loop, no thread; a
+    waiting thread only on kernels without pidfd (before Linux 5.3)."""
     loop = asyncio.get_running_loop()
+    try:
+        pidfd = os.pidfd_open(shell.pid)
+    except OSError:
+        # The thread ends when the shell is reaped, which stopping the tree ensures.
+        yield asyncio.ensure_future(asyncio.to_thread(shell.proc.wait))
+        return
     exited: asyncio.Future[object] = loop.create_future()
-    pidfd = os.pidfd_open(shell.pid)
 
     def on_exit() -> None:
         if not exited.done():
             exited.set_result(None)
 
     loop.add_reader(pidfd, on_exit)
-    aborted: asyncio.Future[object] = asyncio.ensure_future(abort.wait())
-    waiters: set[asyncio.Future[object]] = {exited, aborted}
     try:
-        await asyncio.wait(waiters, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        yield exited
     finally:
         loop.remove_reader(pidfd)
         os.close(pidfd)
-        aborted.cancel()
-    if exited.done():
-        # The shell has exited: reap it now, so its status is known.
-        shell.proc.wait()
-        return Ending.EXITED
-    return Ending.ABORTED if abort.is_set() else Ending.TIMED_OUT
 
 
 async def _stop(
