@@ -361,6 +361,19 @@ async def test_lingering_descendants_are_stopped_promptly_after_the_shell_exits(
     assert elapsed < LIMITS.linger_drain_s + LIMITS.kill_grace_s + 1
 
 
+async def test_an_escapee_with_a_cleared_environment_is_found_by_the_pipe_it_holds(
+    host: ToolHost,
+) -> None:
+    # env and setsid exec in place (no job control: not a group leader), so $! is sleep.
+    command = "env -i setsid sleep 600 & echo escapee $!"
+    result = await call(host, {"command": command})
+    [pid] = pids_in(result["stdout"], "escapee")
+    assert is_gone(pid)
+    assert result["notice"] == (
+        "The shell exited but 1 process it started kept running; stopped 1 lingering process."
+    )
+
+
 async def test_a_call_stops_only_its_own_tree_not_a_concurrent_one(host: ToolHost) -> None:
     started, seen = asyncio.Event(), []
     other_cmd = "setsid sleep 600 & echo other $!; wait"
