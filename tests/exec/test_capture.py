@@ -76,3 +76,13 @@ def test_omitted_counts_are_what_the_capture_dropped() -> None:
     capture.feed(b"one\ntwo\nthree\nfour")
     held = capture.finish()
     assert (held.data, held.omitted_bytes, held.omitted_lines) == (b"three\nfour", 8, 2)
+
+
+def test_invalid_bytes_count_what_a_decoder_rejects_but_not_a_character_the_ring_cut() -> None:
+    capture = TailCapture(max_bytes=6, max_lines=10)
+    capture.feed("é".encode() + b"ab\xff\xfe\n")  # the ring keeps the second byte of é
+    held = capture.finish()
+    assert (held.data, held.invalid_bytes) == (b"\xa9ab\xff\xfe\n", 2)
+    head = HeadCapture(max_bytes=100, max_lines=10)
+    head.feed(b"\xef\xbf\xbd genuine, \xc3 cut, \xff bad\n")
+    assert head.finish().invalid_bytes == 2

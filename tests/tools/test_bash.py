@@ -108,7 +108,7 @@ def plain(stdout: str, stderr: str = "", exit_code: int | None = 0, **extra: Any
 async def test_chunks_are_sequenced_across_both_streams_and_the_result_comes_last(
     host: ToolHost,
 ) -> None:
-    command = "for i in 1 2 3; do echo out$i; echo err$i >&2; sleep 0.06; done; exit 4"
+    command = "for i in 1 2 3; do echo out$i; echo err$i >&2; sleep 0.15; done; exit 4"
     evs = await events(host, {"command": command}, tool_call_id="call-1")
     assert [e["seq"] for e in evs] == list(range(len(evs)))
     assert [e["type"] for e in evs] == ["chunk"] * (len(evs) - 1) + ["result"]

@@ -11,6 +11,7 @@ Nothing here does I/O; the readers feed bytes in and take a ``Captured`` out.
 
 Pieces:
     Captured     the kept bytes plus the stream's totals and what was dropped
+    invalid_utf8_bytes  how many bytes a UTF-8 decoder rejects
     LineCounter  running byte and line totals of a stream
     head_room    the prefix of a chunk that fits a remaining byte/line room
     HeadCapture  keeps the first bytes and lines (stdout; also the live-chunk gate)
@@ -20,7 +21,9 @@ Pieces:
 
 from __future__ import annotations
 
+import codecs
 import collections
+import threading
 from dataclasses import dataclass
 
 from toolbound.bounds import count_lines
@@ -45,6 +48,44 @@ class Captured:
     @property
     def omitted_lines(self) -> int:
         return self.total_lines - count_lines(self.data)
+
+    @property
+    def invalid_bytes(self) -> int:
+        """Bytes of ``data`` that are not UTF-8 (shown as U+FFFD), not counting
+        the front of a character a tail capture cut in two."""
+        data = self.data
+        if self.keep == "tail":
+            start = 0
+            while start < min(3, len(data)) and data[start] & 0xC0 == 0x80:
+                start += 1
+            data = data[start:]
+        return invalid_utf8_bytes(data)
+
+
+_TALLY = threading.local()
+_TALLY_ERRORS = "toolbound-tally-replace"
+
+
+def _tally_replace(exc: UnicodeError) -> tuple[str, int]:
+    """The 'replace' handler, adding the rejected bytes to this thread's tally."""
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    _TALLY.count += exc.end - exc.start
+    return "\ufffd", exc.end
+
+
+codecs.register_error(_TALLY_ERRORS, _tally_replace)
+
+
+def invalid_utf8_bytes(data: bytes) -> int:
+    """How many bytes of ``data`` a UTF-8 decoder rejects (one pass)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        _TALLY.count = 0
+        data.decode("utf-8", _TALLY_ERRORS)
+        return int(_TALLY.count)
+    return 0
 
 
 class LineCounter:

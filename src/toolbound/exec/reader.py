@@ -13,7 +13,8 @@ So the same wait serves three purposes: data, a pending chunk due (about
 could not stop may hold the pipe open forever).
 
 Live chunks are decoded incrementally, so ``data`` never splits a UTF-8
-character; invalid bytes become U+FFFD and are counted. They are coalesced
+character; invalid bytes become U+FFFD (``Captured.invalid_bytes`` counts
+them in what the result shows). They are coalesced
 up to ``chunk_max_bytes`` or ``interval_s`` and stop at the capture ceiling.
 Only the reader emits its stream's chunks, so they stay in order.
 
@@ -37,19 +38,6 @@ from toolbound.results import Stream
 # While live chunks flow, a read is at most one chunk; once the stream is past
 # its capture ceiling only counting is left, and bigger reads halve the syscalls.
 DRAIN_READ_BYTES = 256 * 1024
-_INVALID = threading.local()
-_ERRORS = "toolbound-count-replace"
-
-
-def _count_and_replace(exc: UnicodeError) -> tuple[str, int]:
-    """'replace', counting the invalid bytes in the reader thread's tally."""
-    if not isinstance(exc, UnicodeDecodeError):
-        raise exc
-    _INVALID.count = getattr(_INVALID, "count", 0) + (exc.end - exc.start)
-    return "\ufffd", exc.end
-
-
-codecs.register_error(_ERRORS, _count_and_replace)
 
 
 class StopSignal:
@@ -91,19 +79,16 @@ class StreamReader(threading.Thread):
         self._chunk_max_bytes = chunk_max_bytes
         self._stop_fd = stop.fd
         self._on_done = on_done
-        self._decoder = codecs.getincrementaldecoder("utf-8")(_ERRORS)
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._pending: list[str] = []
         self._pending_bytes = 0
         self._due: float | None = None
-        self.invalid_bytes = 0
         self.reached_eof = False
 
     def run(self) -> None:
-        _INVALID.count = 0
         try:
             self._drain()
         finally:
-            self.invalid_bytes = _INVALID.count
             os.close(self._fd)
             self._on_done()
 

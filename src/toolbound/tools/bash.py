@@ -127,10 +127,10 @@ async def run(args: BashArgs, ctx: ToolContext) -> BashResult:
             timeout_s=timeout_s,
             limits=limits,
             lingering=len(stopped - {shell.pid}) if ending is Ending.EXITED else 0,
-            invalid={
-                "stdout": readers.stdout.invalid_bytes,
-                "stderr": readers.stderr.invalid_bytes,
-            },
+            # Counting can take a Python call per bad byte (binary output): off the loop.
+            invalid=await asyncio.to_thread(
+                lambda: {"stdout": out_held.invalid_bytes, "stderr": err_held.invalid_bytes}
+            ),
         ),
         duration_ms=int((time.monotonic() - started) * 1000),
     )
