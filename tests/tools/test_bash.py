@@ -500,3 +500,18 @@ async def test_calls_leave_no_descriptor_and_no_thread_behind(host: ToolHost) ->
     await call(host, {"command": "sleep 600", "timeout": 1})
     assert open_fds() == fds
     assert [t.name for t in threading.enumerate() if t.name.startswith("toolbound-")] == []
+
+
+async def test_concurrent_calls_each_stop_exactly_their_own_lingering_processes(
+    host: ToolHost,
+) -> None:
+    commands = [f"sleep 600 & echo $!; setsid sleep 600 & echo $!; echo call{i}" for i in range(8)]
+    results = await asyncio.gather(*(call(host, {"command": c}) for c in commands))
+    for i, result in enumerate(results):
+        first, second, name = result["stdout"].split()
+        assert name == f"call{i}"
+        assert (is_gone(int(first)), is_gone(int(second))) == (True, True)
+        assert result["notice"] == (
+            "The shell exited but 2 processes it started kept running; "
+            "stopped 2 lingering processes."
+        )
