@@ -53,8 +53,9 @@ def _child_run(command: str, workspace: str, data_dir: str) -> None:
             return elapsed
 
     elapsed = asyncio.run(go())
-    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"elapsed": elapsed, "peak_mb": peak_kb / 1024}))
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = usage.ru_utime + usage.ru_stime
+    print(json.dumps({"elapsed": elapsed, "peak_mb": usage.ru_maxrss / 1024, "cpu_s": cpu}))
 
 
 def _through_tool(command: str, workspace: str, data_dir: str) -> dict[str, float]:
@@ -90,7 +91,7 @@ def bench_throughput(workspace: str, data_dir: str) -> list[tuple[str, str, str,
                     f"1 GiB to {stream}: {writer} ({what})",
                     f"{best['elapsed']:.3f} s vs {anchor:.3f} s (| cat: {floor:.3f} s)",
                     f"{best['elapsed'] / anchor:.2f}x (goal <= 1.3x; | cat {floor / anchor:.2f}x)",
-                    f"peak RSS {peak:.1f} MB (goal <= 64 MB)",
+                    f"peak RSS {peak:.1f} MB (goal <= 64 MB); host CPU {best['cpu_s']:.2f} s",
                 )
             )
     return rows

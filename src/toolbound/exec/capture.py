@@ -11,7 +11,7 @@ Nothing here does I/O; the readers feed bytes in and take a ``Captured`` out.
 
 Pieces:
     Captured     the kept bytes plus the stream's totals and what was dropped
-    invalid_utf8_bytes  how many bytes a UTF-8 decoder rejects
+    is_utf8, invalid_utf8_bytes  whether bytes are UTF-8, and how many are not
     LineCounter  running byte and line totals of a stream
     head_room    the prefix of a chunk that fits a remaining byte/line room
     HeadCapture  keeps the first bytes and lines (stdout; also the live-chunk gate)
@@ -75,6 +75,15 @@ def _tally_replace(exc: UnicodeError) -> tuple[str, int]:
 
 
 codecs.register_error(_TALLY_ERRORS, _tally_replace)
+
+
+def is_utf8(data: bytes) -> bool:
+    """True if ``data`` is valid UTF-8 (one C-speed pass)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def invalid_utf8_bytes(data: bytes) -> int:

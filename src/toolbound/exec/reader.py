@@ -18,15 +18,21 @@ them in what the result shows). They are coalesced
 up to ``chunk_max_bytes`` or ``interval_s`` and stop at the capture ceiling.
 Only the reader emits its stream's chunks, so they stay in order.
 
+Readers run on reusable worker threads: creating two threads per command
+and waiting for each to start cost 0.3 ms (median) to 1.3 ms (mean, on a
+busy machine) per call here, the largest overhead on a short command.
+
 Pieces:
     StopSignal    a descriptor that wakes every reader of a command at once
-    StreamReader  the reader thread of one stream
+    Workers       reusable daemon threads; one idles out after ``idle_s``
+    StreamReader  the reader of one stream, run on a worker
 """
 
 from __future__ import annotations
 
 import codecs
 import os
+import queue
 import select
 import threading
 import time
@@ -53,7 +59,51 @@ class StopSignal:
         os.close(self.fd)
 
 
-class StreamReader(threading.Thread):
+class Workers:
+    """Daemon threads that run jobs one at a time and wait for the next one.
+
+    ``submit`` hands a job to an idle worker or starts a new one, so there are
+    never fewer workers than running jobs (a reader blocks for the life of its
+    command; a fixed-size pool would stall the next command's pipes).
+    """
+
+    def __init__(self, *, idle_s: float) -> None:
+        self._idle_s = idle_s
+        self._lock = threading.Lock()
+        self._idle: list[queue.SimpleQueue[Callable[[], None]]] = []
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            inbox = self._idle.pop() if self._idle else None
+        if inbox is None:
+            inbox = queue.SimpleQueue()
+            threading.Thread(
+                target=self._work, args=(inbox,), name="toolbound-reader", daemon=True
+            ).start()
+        inbox.put(job)
+
+    def _work(self, inbox: queue.SimpleQueue[Callable[[], None]]) -> None:
+        while True:
+            try:
+                job = inbox.get(timeout=self._idle_s)
+            except queue.Empty:
+                with self._lock:
+                    if inbox in self._idle:
+                        self._idle.remove(inbox)
+                        return
+                # A submitter took this worker just now: its job is on the way.
+                job = inbox.get()
+            job()
+            with self._lock:
+                self._idle.append(inbox)
+
+
+# How long an idle reader thread waits for another command before it ends.
+_IDLE_S = 30.0
+WORKERS = Workers(idle_s=_IDLE_S)
+
+
+class StreamReader:
     """Drains one pipe to EOF (or until stopped), then closes it and calls ``on_done``."""
 
     def __init__(
@@ -69,7 +119,6 @@ class StreamReader(threading.Thread):
         stop: StopSignal,
         on_done: Callable[[], None],
     ) -> None:
-        super().__init__(name=f"toolbound-{stream}", daemon=True)
         self._fd = fd
         self._stream: Stream = stream
         self._capture = capture
@@ -84,12 +133,24 @@ class StreamReader(threading.Thread):
         self._pending_bytes = 0
         self._due: float | None = None
         self.reached_eof = False
+        self._finished = threading.Event()
 
-    def run(self) -> None:
+    def start(self) -> None:
+        WORKERS.submit(self._run)
+
+    def join(self, timeout_s: float) -> bool:
+        """Wait for the reader to end; True if it has."""
+        return self._finished.wait(timeout_s)
+
+    def is_alive(self) -> bool:
+        return not self._finished.is_set()
+
+    def _run(self) -> None:
         try:
             self._drain()
         finally:
             os.close(self._fd)
+            self._finished.set()
             self._on_done()
 
     def captured(self) -> Captured:

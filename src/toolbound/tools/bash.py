@@ -34,7 +34,7 @@ from enum import Enum
 
 from toolbound.arguments import BashArgs
 from toolbound.bounds import Cut, truncate_to
-from toolbound.exec.capture import Captured, HeadCapture, capture_for
+from toolbound.exec.capture import Captured, HeadCapture, capture_for, is_utf8
 from toolbound.exec.reader import StopSignal, StreamReader
 from toolbound.exec.tree import Shell, reap_lingering, spawn_shell, stop_tree
 from toolbound.limits import Budget, Keep, Limits
@@ -52,8 +52,6 @@ from toolbound.tools import ToolContext
 
 # How often a stopping tree is rescanned for members that have not exited yet.
 _STOP_POLL_S = 0.01
-# Bound on joining a reader thread that has already signalled its end.
-_JOIN_S = 1.0
 
 
 class Ending(Enum):
@@ -72,15 +70,12 @@ class _Readers:
     stop: StopSignal
 
     def join(self, timeout_s: float) -> None:
-        """Block until both threads ended, bounded (only when the loop cannot wait)."""
+        """Block until both readers ended, bounded (only when the loop cannot wait)."""
         self.stdout.join(timeout_s)
         self.stderr.join(timeout_s)
 
     def close(self) -> None:
-        """Close the stop descriptor once both threads have ended."""
-        if self.done.is_set():
-            # Both called on_done, their last act: this join returns at once.
-            self.join(_JOIN_S)
+        """Close the stop descriptor once both readers have ended."""
         # A reader still running would poll a closed (maybe reused) descriptor:
         # leak the eventfd instead in that never-seen case.
         if not (self.stdout.is_alive() or self.stderr.is_alive()):
@@ -127,10 +122,7 @@ async def run(args: BashArgs, ctx: ToolContext) -> BashResult:
             timeout_s=timeout_s,
             limits=limits,
             lingering=len(stopped - {shell.pid}) if ending is Ending.EXITED else 0,
-            # Counting can take a Python call per bad byte (binary output): off the loop.
-            invalid=await asyncio.to_thread(
-                lambda: {"stdout": out_held.invalid_bytes, "stderr": err_held.invalid_bytes}
-            ),
+            invalid=await _invalid_bytes(out_held, err_held),
         ),
         duration_ms=int((time.monotonic() - started) * 1000),
     )
@@ -278,6 +270,16 @@ async def shape_stream(
     fuller = captured.data[:n] if captured.keep == "head" else captured.data[-n:]
     path = await asyncio.to_thread(scratch.spill, label, fuller)
     return cut if path is None else cut.with_spill(str(path))
+
+
+async def _invalid_bytes(stdout: Captured, stderr: Captured) -> dict[Stream, int]:
+    """Invalid UTF-8 per stream. Valid text is checked in C on the loop; counting
+    costs a Python call per bad byte (binary output), so that goes to a thread."""
+    if is_utf8(stdout.data) and is_utf8(stderr.data):
+        return {"stdout": 0, "stderr": 0}
+    return await asyncio.to_thread(
+        lambda: {"stdout": stdout.invalid_bytes, "stderr": stderr.invalid_bytes}
+    )
 
 
 def _signal_name(returncode: int | None) -> str | None:
