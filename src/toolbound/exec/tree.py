@@ -152,6 +152,8 @@ class Shell:
     # The pipes as /proc/PID/fd links show them: whoever holds one is a member.
     pipes: frozenset[str] = frozenset()
     host_pid: int = field(default_factory=os.getpid)
+    # The thread that forked the shell: the shell is listed among its children.
+    spawner_tid: int = field(default_factory=threading.get_native_id)
     # Every PID ever seen as a member and not yet reaped by the host: a member
     # that has exited keeps no environment to show its marker.
     known: set[int] = field(default_factory=set)
@@ -215,6 +217,21 @@ def _read(path: str) -> bytes:
         return b""
 
 
+def _host_children(shell: Shell) -> list[int]:
+    """The host's children that can be members: the shell sits with the thread
+    that forked it, and orphans are reparented to the thread group leader
+    (measured). Reading just those two keeps a scan cheap in a host with many
+    threads; if either thread is gone, every thread is read."""
+    found: list[int] = []
+    for tid in {shell.spawner_tid, shell.host_pid}:
+        try:
+            with open(f"/proc/{shell.host_pid}/task/{tid}/children", "rb") as f:
+                found.extend(int(c) for c in f.read().split())
+        except OSError:
+            return _children(shell.host_pid)
+    return found
+
+
 def _children(pid: int) -> list[int]:
     """The PIDs whose parent is ``pid`` (any of its threads)."""
     try:
@@ -272,7 +289,7 @@ def members(shell: Shell) -> tuple[set[int], set[int]]:
     Exited members not yet reaped (zombies) are included: they are gone only
     once reaped.
     """
-    top = {pid for pid in _children(shell.host_pid) if _is_member(shell, pid)}
+    top = {pid for pid in _host_children(shell) if _is_member(shell, pid)}
     every = set(top)
     todo = list(top)
     while todo:
