@@ -34,7 +34,7 @@ Pieces:
     become_subreaper  make this process the child subreaper (once)
     Shell             a spawned shell: Popen, its two pipe read ends, its marker
     spawn_shell       start ``bash -c COMMAND`` as a new tree
-    members           the live PIDs of a shell's tree (top-level ones apart)
+    members           a tree's PIDs, unreaped ones included: the host's children, and all
     stop_tree         SIGTERM, grace, SIGKILL, reap; returns the PIDs signalled
     reap_lingering    reap members that already exited (no signal)
 """
