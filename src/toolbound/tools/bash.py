@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import os
 import signal as signals
+import threading
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -144,15 +145,16 @@ def _start_readers(shell: Shell, ctx: ToolContext) -> _Readers:
     limits = ctx.limits
     done = asyncio.Event()
     remaining = [2]
+    lock = threading.Lock()
     stop = StopSignal()
 
-    def one_done() -> None:
-        remaining[0] -= 1
-        if remaining[0] == 0:
-            done.set()
-
     def on_done() -> None:
-        loop.call_soon_threadsafe(one_done)
+        # One wake-up of the loop per call, from whichever reader ends last.
+        with lock:
+            remaining[0] -= 1
+            last = remaining[0] == 0
+        if last:
+            loop.call_soon_threadsafe(done.set)
 
     def reader(fd: int, stream: Stream, keep: Keep) -> StreamReader:
         return StreamReader(
@@ -227,17 +229,17 @@ async def _stop(
     shell: Shell, ending: Ending, readers: _Readers, *, limits: Limits, abort: asyncio.Event
 ) -> set[int]:
     """Stop the tree; returns the PIDs that had to be signalled."""
-    if ending is Ending.EXITED:
+    if ending is Ending.EXITED and not readers.done.is_set():
         # Let descendants that still hold the pipes finish writing, briefly.
         drained: asyncio.Future[object] = asyncio.ensure_future(readers.wait(limits.linger_drain_s))
         aborted: asyncio.Future[object] = asyncio.ensure_future(abort.wait())
         await asyncio.wait({drained, aborted}, return_when=asyncio.FIRST_COMPLETED)
         drained.cancel()
         aborted.cancel()
-        # procfs reads never wait on a disk: this check stays on the loop, so a
-        # plain `true` does not pay for a thread hop.
-        if not reap_lingering(shell):
-            return set()
+    # procfs reads never wait on a disk: this check stays on the loop, so a
+    # plain `true` does not pay for a thread hop.
+    if ending is Ending.EXITED and not reap_lingering(shell):
+        return set()
     return await asyncio.to_thread(
         stop_tree, shell, grace_s=limits.kill_grace_s, poll_s=_STOP_POLL_S
     )
