@@ -75,6 +75,12 @@ class _Readers:
         self.stdout.join(timeout_s)
         self.stderr.join(timeout_s)
 
+    def abandon(self) -> None:
+        """Stop reading both pipes now, wherever each reader runs."""
+        self.stop.set()
+        self.stdout.stop()
+        self.stderr.stop()
+
     def close(self) -> None:
         """Close the stop descriptor once both readers have ended."""
         # A reader still running would poll a closed (maybe reused) descriptor:
@@ -107,7 +113,7 @@ async def run(args: BashArgs, ctx: ToolContext) -> BashResult:
             # Cancelled or failed mid-way: the tree still goes (blocking, bounded)
             # before the cancellation goes on, and the readers are released.
             stop_tree(shell, grace_s=limits.kill_grace_s, poll_s=_STOP_POLL_S)
-            readers.stop.set()
+            readers.abandon()
             readers.join(limits.kill_grace_s)
         readers.close()
     out_held, err_held = readers.stdout.captured(), readers.stderr.captured()
@@ -179,8 +185,8 @@ def _start_readers(shell: Shell, ctx: ToolContext) -> _Readers:
         done,
         stop,
     )
-    readers.stdout.start()
-    readers.stderr.start()
+    readers.stdout.start(loop)
+    readers.stderr.start(loop)
     return readers
 
 
@@ -248,7 +254,7 @@ async def _stop(
 async def _close_streams(readers: _Readers, *, limits: Limits) -> None:
     """Drain both pipes to EOF, bounded; a pipe still held after that is abandoned."""
     if not await readers.wait(limits.linger_drain_s):
-        readers.stop.set()
+        readers.abandon()
         await readers.done.wait()
 
 
