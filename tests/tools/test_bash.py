@@ -228,7 +228,7 @@ async def test_capture_ceiling_keeps_stdout_head_and_stderr_tail_and_counts_the_
     for stream in ("stdout", "stderr"):
         live = "".join(e["data"] for e in evs[:-1] if e["stream"] == stream)
         assert live == head.decode()
-    assert max(len(e["data"].encode()) for e in evs[:-1]) == LIMITS.chunk_max_bytes
+    assert max(len(e["data"].encode()) for e in evs[:-1]) <= LIMITS.chunk_max_bytes
 
 
 async def test_a_failed_spill_drops_only_the_spill_sentence(tmp_path: Path) -> None:
