@@ -139,6 +139,7 @@ def _start_guard(prefix: str) -> None:
         os.close(read_end)
     # The write end stays open (and non-inheritable) for the life of the host.
     _state["guard"] = (guard, write_end)
+    _state["guard_pid"] = guard.pid
 
 
 @dataclass(slots=True)
@@ -271,6 +272,8 @@ def _holds(pid: int, pipes: frozenset[str]) -> bool:
 
 
 def _is_member(shell: Shell, pid: int) -> bool:
+    if pid == _state.get("guard_pid"):
+        return False  # always a child of the host, never a member: skip its /proc reads
     return (
         pid == shell.pid
         or pid in shell.known
