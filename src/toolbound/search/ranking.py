@@ -1,0 +1,148 @@
+"""Bounded ordering: newest files first, then by line, without holding the whole result.
+
+Pure data structures: nothing here does I/O, so they are tested on their own.
+A search may find ten million matches; these keep only what can still reach
+the requested page, so memory follows ``offset + headLimit``, not the tree.
+
+Pieces:
+    NewestFiles   the N newest files seen so far (ties: path order), a heap
+    FirstEntries  the N first (rank, line) entries seen so far, a heap
+    fit_budget    how many leading items fit a count, byte and line budget
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from toolbound.limits import Budget
+
+T = TypeVar("T")
+
+
+class _Ranked:
+    """A file in the heap; ``a < b`` means a ranks *after* b (older, or later path)."""
+
+    __slots__ = ("mtime_ns", "path")
+
+    def __init__(self, mtime_ns: int, path: bytes) -> None:
+        self.mtime_ns = mtime_ns
+        self.path = path
+
+    def __lt__(self, other: _Ranked) -> bool:
+        if self.mtime_ns != other.mtime_ns:
+            return self.mtime_ns < other.mtime_ns
+        return self.path > other.path
+
+
+class NewestFiles:
+    """Keeps the ``capacity`` newest files offered (newest mtime first, ties by path).
+
+    ``would_keep`` is a cheap test before any costly check of a candidate (the
+    binary sniff), so only files that can still rank are opened.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._heap: list[_Ranked] = []
+        self.offered = 0
+
+    def would_keep(self, mtime_ns: int, path: bytes) -> bool:
+        if len(self._heap) < self.capacity:
+            return True
+        worst = self._heap[0]
+        if mtime_ns != worst.mtime_ns:
+            return mtime_ns > worst.mtime_ns
+        return path < worst.path
+
+    def add(self, mtime_ns: int, path: bytes) -> None:
+        """Add a file ``would_keep`` accepted."""
+        item = _Ranked(mtime_ns, path)
+        if len(self._heap) < self.capacity:
+            heapq.heappush(self._heap, item)
+        else:
+            heapq.heapreplace(self._heap, item)
+
+    def ranked(self) -> list[bytes]:
+        """The kept paths, best first."""
+        return [r.path for r in sorted(self._heap, reverse=True)]
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One Grep content line: the rank of its file, its line number, its clipped text."""
+
+    rank: int
+    line: int
+    text: str
+    clipped: bool
+
+
+class FirstEntries:
+    """Keeps the ``capacity`` smallest ``(rank, line)`` entries offered.
+
+    A line offered twice (rg prints a line once, but a caller may re-offer) is
+    kept once.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        # Negated keys: heap[0] is the entry ranking last.
+        self._heap: list[tuple[int, int, str, bool]] = []
+        self._seen: set[tuple[int, int]] = set()
+
+    def add(self, rank: int, line: int, text: str, clipped: bool) -> None:
+        key = (rank, line)
+        if key in self._seen:
+            return
+        item = (-rank, -line, text, clipped)
+        if len(self._heap) < self.capacity:
+            heapq.heappush(self._heap, item)
+            self._seen.add(key)
+        elif item > self._heap[0]:
+            dropped = heapq.heapreplace(self._heap, item)
+            self._seen.discard((-dropped[0], -dropped[1]))
+            self._seen.add(key)
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def ranked(self) -> list[Entry]:
+        """The kept entries in order (rank, then line)."""
+        return [Entry(-r, -n, t, c) for r, n, t, c in sorted(self._heap, reverse=True)]
+
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """How many leading items fit, and which ceiling stopped the rest (if any)."""
+
+    count: int
+    stopped_by: str | None
+
+
+def fit_budget(
+    items: Sequence[T],
+    *,
+    head_limit: int,
+    budget: Budget,
+    cost: Callable[[T], int],
+    fixed_bytes: int = 0,
+) -> Fit:
+    """The longest prefix of ``items`` within ``head_limit`` entries and ``budget``.
+
+    Each item is one line of the budget and ``cost(item)`` bytes; ``fixed_bytes``
+    is what the result spends outside its entries. At least the first item is
+    kept when it alone fits the bytes.
+    """
+    used = fixed_bytes
+    for i, item in enumerate(items):
+        if i >= head_limit:
+            return Fit(i, "headLimit")
+        if i >= budget.max_lines:
+            return Fit(i, "lines")
+        used += cost(item)
+        if used > budget.max_bytes:
+            return Fit(i, "bytes")
+    return Fit(len(items), None)

@@ -1,0 +1,83 @@
+"""Glob: files whose path matches a pattern, newest first (seed sections 2, 5, 6).
+
+Stages: resolve ``path`` -> list matching files with rg (``--files -g``, rg's
+ignore rules, parallel walk) keeping the ``limit + 1`` newest -> fit the
+search budget -> result. The glob has ripgrep's meaning: without a ``/`` it
+matches file names at any depth (``*.md``), with one it is matched from
+``path`` (``src/**/*.ts``); a leading ``./`` is dropped.
+
+Pieces:
+    run  GlobArgs + context -> GlobResult
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from toolbound.arguments import GlobArgs
+from toolbound.results import ErrorCode, GlobResult, ToolError
+from toolbound.search import notices
+from toolbound.search.files import newest_files
+from toolbound.search.ranking import fit_budget
+from toolbound.search.rg import base_args, raise_if_fatal
+from toolbound.search.scope import resolve_scope
+from toolbound.tools import ToolContext
+
+
+def _cost(shown: str) -> int:
+    """Bytes an entry adds to the serialized result (quoted path and a comma)."""
+    return len(json.dumps(shown, ensure_ascii=False).encode()) + 1
+
+
+def _glob(pattern: str) -> str:
+    return pattern.removeprefix("./")
+
+
+async def run(args: GlobArgs, ctx: ToolContext) -> GlobResult:
+    limits = ctx.limits
+    scope = await asyncio.to_thread(resolve_scope, ctx.roots, args.path)
+    if scope.is_file:
+        raise ToolError(
+            ErrorCode.INVALID_ARGUMENT,
+            f"Glob searches folders and {args.path} is a file. Give its folder as `path`, "
+            "or Read the file.",
+        )
+    limit = args.limit or limits.glob_limit_default
+    deadline = time.monotonic() + limits.search_timeout_s
+    found = await newest_files(
+        [*base_args(explicit_path=scope.explicit), "--files", "--glob", _glob(args.pattern)],
+        scope=scope,
+        ctx=ctx,
+        capacity=limit + 1,
+        deadline=deadline,
+        skip_binary=False,
+    )
+    raise_if_fatal(found.outcome, regex_arg="pattern", glob_arg="pattern")
+    shown = [scope.shown(ctx.roots, p) for p in found.ranked[:limit]]
+    empty = GlobResult(matches=[], count=0, truncated=True, notice=notices.more_files(shown=limit))
+    fit = fit_budget(
+        shown,
+        head_limit=limit,
+        budget=limits.search,
+        cost=_cost,
+        fixed_bytes=len(json.dumps(empty.to_wire()).encode()),
+    )
+    matches = shown[: fit.count]
+    more = len(found.ranked) > len(matches)
+    sentences: list[str] = []
+    if found.outcome.stopped is not None:
+        sentences.append(notices.stopped(found.outcome.stopped, timeout_s=limits.search_timeout_s))
+    if more:
+        sentences.append(notices.more_files(shown=len(matches)))
+        if fit.stopped_by in ("bytes", "lines"):
+            sentences.append(notices.budget_reached(limits.search))
+    if found.outcome.skipped_paths:
+        sentences.append(notices.skipped_paths(found.outcome.skipped_paths))
+    return GlobResult(
+        matches=matches,
+        count=len(matches),
+        truncated=more or found.outcome.stopped is not None,
+        notice=notices.join(sentences),
+    )

@@ -1,0 +1,420 @@
+"""Grep: regex search on rg, newest files first, bounded (seed sections 2, 5, 6).
+
+Two passes, so that ordering the *whole* result costs neither memory nor rg's
+parallelism:
+
+1. ``rg --files-with-matches`` walks the tree in parallel (stopping at each
+   file's first match) and the ``offset + page + 1`` newest matching files are
+   kept in a heap (binary files skipped with the core's test).
+2. Only those files, in rank order, are searched again for their lines
+   (``content``) or counts (``count``), in growing batches until the page is
+   full; ``--max-count`` caps what each file can print to what can still
+   reach the page, and a second heap keeps the first entries by (file rank,
+   line).
+
+Every file holds at least one match, so ``offset + page + 1`` files always
+hold enough entries; the ``+ 1`` says whether more exist. A page is at most
+``min(headLimit, search lines)`` entries, then cut to the byte budget measured
+on the serialized entries.
+
+Context lines (``before``/``after``) are entries of their own with their own
+line numbers, in line order beside the matches, and count toward
+``headLimit`` and the budget like them. A multiline match gives one entry per
+line it spans.
+
+Pieces:
+    run              GrepArgs + context -> one of the three Grep results
+    _match_args      the flags that decide what matches
+    _content_entries pass 2 for ``content``
+    _file_counts     pass 2 for ``count``
+    _LineParser      rg's ``PATH\\0LINE:TEXT`` lines -> entries
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Sequence
+from typing import IO, TypeVar
+
+from toolbound.arguments import GrepArgs
+from toolbound.bounds import clip_line, split_eol
+from toolbound.limits import Limits
+from toolbound.results import (
+    GrepContentResult,
+    GrepCountResult,
+    GrepFileCount,
+    GrepFilesResult,
+    GrepMatch,
+    WireModel,
+)
+from toolbound.search import notices
+from toolbound.search.files import Found, newest_files
+from toolbound.search.ranking import Entry, FirstEntries, fit_budget
+from toolbound.search.rg import RgOutcome, base_args, raise_if_fatal, run_rg
+from toolbound.search.scope import Scope, resolve_scope
+from toolbound.tools import ToolContext
+
+# Pass 2 searches files in batches that grow by this factor, starting small:
+# dense matches fill the page from the first few files, sparse ones need more.
+_FIRST_BATCH_FILES = 8
+_BATCH_GROWTH = 4
+# At most this many paths on one rg command line (keeps it far below ARG_MAX).
+_MAX_BATCH_FILES = 256
+# Room for the path and line number before a line's text in rg's output.
+_PREFIX_ROOM_BYTES = 8192
+
+R = TypeVar("R", bound=WireModel)
+
+_NARROW = "`path`, `glob` or `pattern`"
+
+# "PATH\0LINE:TEXT" (a match) or "PATH\0LINE-TEXT" (a context line).
+_LINE = re.compile(rb"([^\0]*)\0(\d+)[:-]", re.DOTALL)
+# "PATH\0COUNT".
+_COUNT = re.compile(rb"([^\0]*)\0(\d+)\s*")
+
+
+def _match_args(args: GrepArgs) -> list[str]:
+    """The flags deciding which lines match, shared by both passes."""
+    out: list[str] = []
+    if args.case_insensitive:
+        out.append("--ignore-case")
+    if args.multiline:
+        out += ["--multiline", "--multiline-dotall"]
+    out += ["--regexp", args.pattern]
+    return out
+
+
+def _filter_args(args: GrepArgs) -> list[str]:
+    """The flags deciding which files are searched (pass 1 only: pass 2 names files)."""
+    out: list[str] = []
+    if args.glob:
+        out += ["--glob", args.glob]
+    if args.type:
+        out += ["--type", args.type]
+    return out
+
+
+def _batches(files: Sequence[bytes]) -> list[tuple[int, Sequence[bytes]]]:
+    """Consecutive slices of ``files`` (with their first rank), growing in size."""
+    out: list[tuple[int, Sequence[bytes]]] = []
+    start, size = 0, _FIRST_BATCH_FILES
+    while start < len(files):
+        out.append((start, files[start : start + size]))
+        start += size
+        size = min(size * _BATCH_GROWTH, _MAX_BATCH_FILES)
+    return out
+
+
+class _LineParser:
+    """Reads rg's ``--null --line-number`` output into a FirstEntries heap.
+
+    A line longer than the room for a clipped line is read in pieces and only
+    its head kept, so one enormous line costs no more than a normal one.
+    """
+
+    def __init__(self, ranks: dict[bytes, int], heap: FirstEntries, limits: Limits) -> None:
+        self.ranks = ranks
+        self.heap = heap
+        self.max_chars = limits.max_line_chars
+        self.room = 4 * limits.max_line_chars + _PREFIX_ROOM_BYTES
+
+    def consume(self, stream: IO[bytes]) -> None:
+        while raw := stream.readline(self.room):
+            if not raw.endswith(b"\n"):
+                self._skip_rest(stream)
+            m = _LINE.match(raw)
+            if m is None:
+                continue  # e.g. rg's "binary file matches" note
+            rank = self.ranks.get(m.group(1))
+            if rank is None:
+                continue
+            body, _ = split_eol(raw[m.end() :].decode("utf-8", "replace"))
+            text, clipped = clip_line(body, self.max_chars)
+            self.heap.add(rank, int(m.group(2)), text, clipped)
+
+    def _skip_rest(self, stream: IO[bytes]) -> None:
+        while piece := stream.readline(self.room):
+            if piece.endswith(b"\n"):
+                return
+
+
+async def _content_entries(
+    args: GrepArgs,
+    ctx: ToolContext,
+    *,
+    scope: Scope,
+    files: list[bytes],
+    want: int,
+    deadline: float,
+) -> tuple[list[Entry], list[RgOutcome]]:
+    """The first ``want`` entries of ``files`` (best first), searching as few as needed."""
+    heap = FirstEntries(want)
+    outcomes: list[RgOutcome] = []
+    context: list[str] = []
+    if args.before:
+        context += ["--before-context", str(args.before)]
+    if args.after:
+        context += ["--after-context", str(args.after)]
+    for first, batch in _batches(files):
+        need = want - len(heap)
+        if need <= 0:
+            break
+        parser = _LineParser({p: first + i for i, p in enumerate(batch)}, heap, ctx.limits)
+        outcome = await run_rg(
+            [
+                *base_args(explicit_path=True),
+                "--with-filename",
+                "--line-number",
+                "--null",
+                "--no-heading",
+                "--no-context-separator",
+                "--max-count",
+                str(need),
+                *context,
+                *_match_args(args),
+                "--",
+                *(os.fsdecode(p) for p in batch),
+            ],
+            cwd=scope.cwd,
+            consume=parser.consume,
+            deadline=deadline,
+            abort=ctx.abort,
+        )
+        outcomes.append(outcome)
+        if outcome.stopped is not None:
+            break
+    return heap.ranked(), outcomes
+
+
+async def _file_counts(
+    args: GrepArgs,
+    ctx: ToolContext,
+    *,
+    scope: Scope,
+    files: list[bytes],
+    deadline: float,
+) -> tuple[dict[bytes, int], list[RgOutcome]]:
+    """Matching-line counts of ``files``."""
+    counts: dict[bytes, int] = {}
+    outcomes: list[RgOutcome] = []
+
+    def consume(stream: IO[bytes]) -> None:
+        for raw in stream:
+            m = _COUNT.fullmatch(raw)
+            if m is not None:
+                counts[m.group(1)] = int(m.group(2))
+
+    for start in range(0, len(files), _MAX_BATCH_FILES):
+        batch = files[start : start + _MAX_BATCH_FILES]
+        outcome = await run_rg(
+            [
+                *base_args(explicit_path=True),
+                "--with-filename",
+                "--count",
+                "--null",
+                *_match_args(args),
+                "--",
+                *(os.fsdecode(p) for p in batch),
+            ],
+            cwd=scope.cwd,
+            consume=consume,
+            deadline=deadline,
+            abort=ctx.abort,
+        )
+        outcomes.append(outcome)
+        if outcome.stopped is not None:
+            break
+    return counts, outcomes
+
+
+def _cost(entry: object) -> int:
+    """Bytes an entry adds to the serialized result (its JSON and a comma)."""
+    return len(json.dumps(entry, ensure_ascii=False).encode()) + 1
+
+
+def _size(result: WireModel) -> int:
+    return len(json.dumps(result.to_wire(), ensure_ascii=False).encode())
+
+
+class _Page:
+    """Builds one page of entries and its notice, shared by the three output modes."""
+
+    def __init__(self, args: GrepArgs, ctx: ToolContext, outcomes: list[RgOutcome]) -> None:
+        self.args = args
+        self.limits = ctx.limits
+        self.stopped = next((o.stopped for o in outcomes if o.stopped), None)
+        self.skipped = sum(o.skipped_paths for o in outcomes)
+
+    def notice(
+        self, *, shown: int, more: bool, stopped_by: str | None, clipped: int, available: int
+    ) -> str | None:
+        s: list[str] = []
+        if self.stopped is not None:
+            s.append(notices.stopped(self.stopped, timeout_s=self.limits.search_timeout_s))
+        if more:
+            s.append(notices.next_page(offset=self.args.offset, shown=shown, narrow=_NARROW))
+            if stopped_by in ("bytes", "lines"):
+                s.append(notices.budget_reached(self.limits.search))
+        elif shown == 0 and self.args.offset > 0 and available == 0:
+            s.append(notices.past_the_end(self.args.offset))
+        if clipped:
+            s.append(notices.clipped_lines(clipped, max_line_chars=self.limits.max_line_chars))
+        if self.skipped:
+            s.append(notices.skipped_paths(self.skipped))
+        return notices.join(s)
+
+
+async def run(args: GrepArgs, ctx: ToolContext) -> WireModel:
+    limits = ctx.limits
+    scope = await asyncio.to_thread(resolve_scope, ctx.roots, args.path)
+    deadline = time.monotonic() + limits.search_timeout_s
+    head = args.head_limit or limits.grep_head_limit
+    # No page can show more entries than the budget has lines.
+    page = min(head, limits.search.max_lines)
+    want = args.offset + page + 1
+    found = await newest_files(
+        [
+            *base_args(explicit_path=scope.explicit),
+            "--files-with-matches",
+            *_filter_args(args),
+            *_match_args(args),
+        ],
+        scope=scope,
+        ctx=ctx,
+        capacity=want,
+        deadline=deadline,
+        skip_binary=True,
+    )
+    raise_if_fatal(found.outcome, regex_arg="pattern", glob_arg="glob")
+    if args.output_mode == "filesWithMatches":
+        return _files_result(args, ctx, scope, found, page)
+    if args.output_mode == "count":
+        return await _count_result(args, ctx, scope, found, page, deadline)
+    return await _content_result(args, ctx, scope, found, page, want, deadline)
+
+
+def _files_result(
+    args: GrepArgs, ctx: ToolContext, scope: Scope, found: Found, page: int
+) -> GrepFilesResult:
+    window = found.ranked[args.offset : args.offset + page]
+    shown = [scope.shown(ctx.roots, p) for p in window]
+    pager = _Page(args, ctx, [found.outcome])
+
+    def build(n: int, fit_stop: str | None) -> GrepFilesResult:
+        more = len(found.ranked) > args.offset + n
+        return GrepFilesResult(
+            files=shown[:n],
+            count=n,
+            truncated=more or pager.stopped is not None,
+            notice=pager.notice(
+                shown=n, more=more, stopped_by=fit_stop, clipped=0, available=len(window)
+            ),
+        )
+
+    fit = fit_budget(
+        shown,
+        head_limit=page,
+        budget=ctx.limits.search,
+        cost=_cost,
+        fixed_bytes=_size(build(0, "bytes")),
+    )
+    return _shrink_to_budget(build, fit.count, fit.stopped_by, ctx.limits)
+
+
+async def _count_result(
+    args: GrepArgs,
+    ctx: ToolContext,
+    scope: Scope,
+    found: Found,
+    page: int,
+    deadline: float,
+) -> GrepCountResult:
+    window = found.ranked[args.offset : args.offset + page]
+    counts, outcomes = await _file_counts(args, ctx, scope=scope, files=window, deadline=deadline)
+    rows = [
+        GrepFileCount(path=scope.shown(ctx.roots, p), count=counts[p])
+        for p in window
+        if counts.get(p)
+    ]
+    pager = _Page(args, ctx, [found.outcome, *outcomes])
+
+    def build(n: int, fit_stop: str | None) -> GrepCountResult:
+        more = len(found.ranked) > args.offset + n
+        return GrepCountResult(
+            counts=rows[:n],
+            count=n,
+            truncated=more or pager.stopped is not None,
+            notice=pager.notice(
+                shown=n, more=more, stopped_by=fit_stop, clipped=0, available=len(window)
+            ),
+        )
+
+    fit = fit_budget(
+        rows,
+        head_limit=page,
+        budget=ctx.limits.search,
+        cost=lambda r: _cost(r.to_wire()),
+        fixed_bytes=_size(build(0, "bytes")),
+    )
+    return _shrink_to_budget(build, fit.count, fit.stopped_by, ctx.limits)
+
+
+async def _content_result(
+    args: GrepArgs,
+    ctx: ToolContext,
+    scope: Scope,
+    found: Found,
+    page: int,
+    want: int,
+    deadline: float,
+) -> GrepContentResult:
+    entries, outcomes = await _content_entries(
+        args, ctx, scope=scope, files=found.ranked, want=want, deadline=deadline
+    )
+    window = entries[args.offset : args.offset + page]
+    paths: dict[int, str] = {}
+    for e in window:
+        if e.rank not in paths:
+            paths[e.rank] = scope.shown(ctx.roots, found.ranked[e.rank])
+    matches = [GrepMatch(path=paths[e.rank], line=e.line, text=e.text) for e in window]
+    pager = _Page(args, ctx, [found.outcome, *outcomes])
+
+    def build(n: int, fit_stop: str | None) -> GrepContentResult:
+        more = len(entries) > args.offset + n
+        return GrepContentResult(
+            matches=matches[:n],
+            count=n,
+            files=len({m.path for m in matches[:n]}),
+            truncated=more or pager.stopped is not None,
+            notice=pager.notice(
+                shown=n,
+                more=more,
+                stopped_by=fit_stop,
+                clipped=sum(e.clipped for e in window[:n]),
+                available=len(window),
+            ),
+        )
+
+    fit = fit_budget(
+        matches,
+        head_limit=page,
+        budget=ctx.limits.search,
+        cost=lambda m: _cost(m.to_wire()),
+        fixed_bytes=_size(build(0, "bytes")),
+    )
+    return _shrink_to_budget(build, fit.count, fit.stopped_by, ctx.limits)
+
+
+def _shrink_to_budget(
+    build: Callable[[int, str | None], R], n: int, stopped_by: str | None, limits: Limits
+) -> R:
+    """Build the page of ``n`` entries, dropping entries while the whole result is over."""
+    result = build(n, stopped_by)
+    while n > 0 and _size(result) > limits.search.max_bytes:
+        n -= 1
+        result = build(n, "bytes")
+    return result
