@@ -8,18 +8,26 @@ Pieces:
     NewestFiles   the N newest files seen so far (ties: path order), a heap
     FirstEntries  the N first (rank, line) entries seen so far, a heap
     fit_budget    how many leading items fit a count, byte and line budget
+    fit_page      a whole result built to fit its budget, measured serialized
+    wire_size     a result's size as JSON (UTF-8 bytes)
 """
 
 from __future__ import annotations
 
 import heapq
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 from toolbound.limits import Budget
+from toolbound.results import WireModel
 
 T = TypeVar("T")
+R = TypeVar("R", bound=WireModel)
+
+# What json.dumps puts between two list items.
+_ITEM_SEPARATOR_BYTES = len(", ")
 
 
 class _Ranked:
@@ -146,3 +154,42 @@ def fit_budget(
         if used > budget.max_bytes:
             return Fit(i, "bytes")
     return Fit(len(items), None)
+
+
+def wire_size(result: WireModel) -> int:
+    """The result's size as the model gets it: JSON, UTF-8 bytes."""
+    return len(json.dumps(result.to_wire(), ensure_ascii=False).encode())
+
+
+def item_size(item: object) -> int:
+    """What one JSON-able entry adds to a serialized list."""
+    return len(json.dumps(item, ensure_ascii=False).encode()) + _ITEM_SEPARATOR_BYTES
+
+
+def fit_page(
+    build: Callable[[int, str | None], R],
+    items: Sequence[T],
+    *,
+    head_limit: int,
+    budget: Budget,
+    cost: Callable[[T], int],
+) -> R:
+    """``build(n, stopped_by)`` for the largest ``n`` whose whole result fits ``budget``.
+
+    The entries are fitted first (one line each, ``cost`` bytes each, after the
+    empty result's size); then the result is measured whole, and entries are
+    dropped while it is still over (its notice can grow with ``n``).
+    """
+    fit = fit_budget(
+        items,
+        head_limit=head_limit,
+        budget=budget,
+        cost=cost,
+        fixed_bytes=wire_size(build(0, "bytes")),
+    )
+    n = fit.count
+    result = build(n, fit.stopped_by)
+    while n > 0 and wire_size(result) > budget.max_bytes:
+        n -= 1
+        result = build(n, "bytes")
+    return result

@@ -13,22 +13,16 @@ Pieces:
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 
 from toolbound.arguments import GlobArgs
 from toolbound.results import ErrorCode, GlobResult, ToolError
 from toolbound.search import notices
 from toolbound.search.files import newest_files
-from toolbound.search.ranking import fit_budget
+from toolbound.search.ranking import fit_page, item_size
 from toolbound.search.rg import base_args, raise_if_fatal
 from toolbound.search.scope import resolve_scope
 from toolbound.tools import ToolContext
-
-
-def _cost(shown: str) -> int:
-    """Bytes an entry adds to the serialized result (quoted path and a comma)."""
-    return len(json.dumps(shown, ensure_ascii=False).encode()) + 1
 
 
 def _glob(pattern: str) -> str:
@@ -56,28 +50,24 @@ async def run(args: GlobArgs, ctx: ToolContext) -> GlobResult:
     )
     raise_if_fatal(found.outcome, regex_arg="pattern", glob_arg="pattern")
     shown = [scope.shown(ctx.roots, p) for p in found.ranked[:limit]]
-    empty = GlobResult(matches=[], count=0, truncated=True, notice=notices.more_files(shown=limit))
-    fit = fit_budget(
-        shown,
-        head_limit=limit,
-        budget=limits.search,
-        cost=_cost,
-        fixed_bytes=len(json.dumps(empty.to_wire()).encode()),
-    )
-    matches = shown[: fit.count]
-    more = len(found.ranked) > len(matches)
-    sentences: list[str] = []
-    if found.outcome.stopped is not None:
-        sentences.append(notices.stopped(found.outcome.stopped, timeout_s=limits.search_timeout_s))
-    if more:
-        sentences.append(notices.more_files(shown=len(matches)))
-        if fit.stopped_by in ("bytes", "lines"):
-            sentences.append(notices.budget_reached(limits.search))
-    if found.outcome.skipped_paths:
-        sentences.append(notices.skipped_paths(found.outcome.skipped_paths))
-    return GlobResult(
-        matches=matches,
-        count=len(matches),
-        truncated=more or found.outcome.stopped is not None,
-        notice=notices.join(sentences),
-    )
+    stopped = found.outcome.stopped
+
+    def build(n: int, fit_stop: str | None) -> GlobResult:
+        more = len(found.ranked) > n
+        sentences: list[str] = []
+        if stopped is not None:
+            sentences.append(notices.stopped(stopped, timeout_s=limits.search_timeout_s))
+        if more:
+            sentences.append(notices.more_files(shown=n))
+            if fit_stop in ("bytes", "lines"):
+                sentences.append(notices.budget_reached(limits.search))
+        if found.outcome.skipped_paths:
+            sentences.append(notices.skipped_paths(found.outcome.skipped_paths))
+        return GlobResult(
+            matches=shown[:n],
+            count=n,
+            truncated=more or stopped is not None,
+            notice=notices.join(sentences),
+        )
+
+    return fit_page(build, shown, head_limit=limit, budget=limits.search, cost=item_size)

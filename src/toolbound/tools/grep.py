@@ -33,12 +33,11 @@ Pieces:
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 import time
-from collections.abc import Callable, Sequence
-from typing import IO, TypeVar
+from collections.abc import Sequence
+from typing import IO
 
 from toolbound.arguments import GrepArgs
 from toolbound.bounds import clip_line, split_eol
@@ -53,7 +52,7 @@ from toolbound.results import (
 )
 from toolbound.search import notices
 from toolbound.search.files import Found, newest_files
-from toolbound.search.ranking import Entry, FirstEntries, fit_budget
+from toolbound.search.ranking import Entry, FirstEntries, fit_page, item_size
 from toolbound.search.rg import RgOutcome, base_args, raise_if_fatal, run_rg
 from toolbound.search.scope import Scope, resolve_scope
 from toolbound.tools import ToolContext
@@ -66,8 +65,6 @@ _BATCH_GROWTH = 4
 _MAX_BATCH_FILES = 256
 # Room for the path and line number before a line's text in rg's output.
 _PREFIX_ROOM_BYTES = 8192
-
-R = TypeVar("R", bound=WireModel)
 
 _NARROW = "`path`, `glob` or `pattern`"
 
@@ -231,15 +228,6 @@ async def _file_counts(
     return counts, outcomes
 
 
-def _cost(entry: object) -> int:
-    """Bytes an entry adds to the serialized result (its JSON and a comma)."""
-    return len(json.dumps(entry, ensure_ascii=False).encode()) + 1
-
-
-def _size(result: WireModel) -> int:
-    return len(json.dumps(result.to_wire(), ensure_ascii=False).encode())
-
-
 class _Page:
     """Builds one page of entries and its notice, shared by the three output modes."""
 
@@ -315,14 +303,7 @@ def _files_result(
             ),
         )
 
-    fit = fit_budget(
-        shown,
-        head_limit=page,
-        budget=ctx.limits.search,
-        cost=_cost,
-        fixed_bytes=_size(build(0, "bytes")),
-    )
-    return _shrink_to_budget(build, fit.count, fit.stopped_by, ctx.limits)
+    return fit_page(build, shown, head_limit=page, budget=ctx.limits.search, cost=item_size)
 
 
 async def _count_result(
@@ -353,14 +334,13 @@ async def _count_result(
             ),
         )
 
-    fit = fit_budget(
+    return fit_page(
+        build,
         rows,
         head_limit=page,
         budget=ctx.limits.search,
-        cost=lambda r: _cost(r.to_wire()),
-        fixed_bytes=_size(build(0, "bytes")),
+        cost=lambda r: item_size(r.to_wire()),
     )
-    return _shrink_to_budget(build, fit.count, fit.stopped_by, ctx.limits)
 
 
 async def _content_result(
@@ -399,22 +379,10 @@ async def _content_result(
             ),
         )
 
-    fit = fit_budget(
+    return fit_page(
+        build,
         matches,
         head_limit=page,
         budget=ctx.limits.search,
-        cost=lambda m: _cost(m.to_wire()),
-        fixed_bytes=_size(build(0, "bytes")),
+        cost=lambda m: item_size(m.to_wire()),
     )
-    return _shrink_to_budget(build, fit.count, fit.stopped_by, ctx.limits)
-
-
-def _shrink_to_budget(
-    build: Callable[[int, str | None], R], n: int, stopped_by: str | None, limits: Limits
-) -> R:
-    """Build the page of ``n`` entries, dropping entries while the whole result is over."""
-    result = build(n, stopped_by)
-    while n > 0 and _size(result) > limits.search.max_bytes:
-        n -= 1
-        result = build(n, "bytes")
-    return result
