@@ -43,6 +43,12 @@ class Scope:
     explicit: bool
     is_file: bool
     root: Root
+    # How ``cwd`` is shown ("" for the workspace itself), so a found file is
+    # shown by string concatenation, not a path computation per file.
+    shown_cwd: str
+    # True when this session's scratch dir lies inside ``cwd``: its files are
+    # shown as scratch files (absolute), so each path needs its own root.
+    holds_scratch: bool
 
     def real(self, printed: bytes) -> Path:
         """The real path of a file rg printed (relative to ``cwd``)."""
@@ -50,8 +56,11 @@ class Scope:
 
     def shown(self, roots: Roots, printed: bytes) -> str:
         """How the model sees a found file: workspace-relative, else absolute."""
-        real = self.real(printed)
-        return roots.display(real, roots.root_of(real) or self.root)
+        if self.holds_scratch:
+            real = self.real(printed)
+            return roots.display(real, roots.root_of(real) or self.root)
+        rel = os.fsdecode(printed.removeprefix(b"./"))
+        return f"{self.shown_cwd}/{rel}" if self.shown_cwd else rel
 
 
 def resolve_scope(roots: Roots, path: str | None) -> Scope:
@@ -73,13 +82,35 @@ def resolve_scope(roots: Roots, path: str | None) -> Scope:
         ) from None
     explicit = path not in (None, "") and real != roots.workspace
     if stat.S_ISDIR(st.st_mode):
-        return Scope(real, ".", explicit, is_file=False, root=resolved.root)
+        return _scope(roots, real, ".", explicit=explicit, is_file=False, root=resolved.root)
     if stat.S_ISREG(st.st_mode):
-        return Scope(real.parent, f"./{real.name}", explicit, is_file=True, root=resolved.root)
+        return _scope(
+            roots,
+            real.parent,
+            f"./{real.name}",
+            explicit=explicit,
+            is_file=True,
+            root=resolved.root,
+        )
     raise ToolError(
         ErrorCode.NOT_REGULAR_FILE,
         f"{path} is not a regular file or folder (a FIFO, socket or device cannot be "
         "searched). Give a file or folder.",
+    )
+
+
+def _scope(
+    roots: Roots, cwd: Path, target: str, *, explicit: bool, is_file: bool, root: Root
+) -> Scope:
+    shown_cwd = roots.display(cwd, root)
+    return Scope(
+        cwd=cwd,
+        target=target,
+        explicit=explicit,
+        is_file=is_file,
+        root=root,
+        shown_cwd="" if shown_cwd == "." else shown_cwd,
+        holds_scratch=root != "scratch" and roots.scratch.is_relative_to(cwd),
     )
 
 
