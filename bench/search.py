@@ -55,14 +55,19 @@ def median_time(fn: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
-async def median_time_async(fn: Callable[[], Awaitable[object]], repeat: int) -> float:
-    await fn()
-    times = []
+async def interleaved(
+    runs: dict[str, Callable[[], Awaitable[object]]], repeat: int
+) -> dict[str, float]:
+    """Median seconds of each run, the runs taking turns so load drifts hit all alike."""
+    for fn in runs.values():
+        await fn()  # warm-up: page cache, imports
+    times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(repeat):
-        t = time.perf_counter()
-        await fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        for name, fn in runs.items():
+            t = time.perf_counter()
+            await fn()
+            times[name].append(time.perf_counter() - t)
+    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 def rg_run(args: list[str], cwd: Path) -> int:
@@ -191,13 +196,27 @@ async def bench_tree(
         async def glob() -> dict[str, Any]:
             return await host.call("Glob", {"pattern": "**/*.py"})
 
+        async def raw() -> int:
+            return await asyncio.to_thread(rg_run, [pattern, "."], tree)
+
+        async def sortr() -> int:
+            return await asyncio.to_thread(rg_run, ["--sortr", "modified", pattern, "."], tree)
+
+        async def files() -> int:
+            return await asyncio.to_thread(rg_run, ["--files", "-g", "*.py", "."], tree)
+
         matched = (await grep())["count"]
-        t_grep = await median_time_async(grep, repeat)
-        t_glob = await median_time_async(glob, repeat)
+        t = await interleaved(
+            {"grep": grep, "raw": raw, "sortr": sortr, "glob": glob, "files": files}, repeat
+        )
+    t_grep, t_raw, t_sortr, t_glob, t_files = (
+        t["grep"],
+        t["raw"],
+        t["sortr"],
+        t["glob"],
+        t["files"],
+    )
     out_bytes = rg_run([pattern, "."], tree)
-    t_raw = median_time(lambda: rg_run([pattern, "."], tree), repeat)
-    t_sortr = median_time(lambda: rg_run(["--sortr", "modified", pattern, "."], tree), repeat)
-    t_files = median_time(lambda: rg_run(["--files", "-g", "*.py", "."], tree), repeat)
     n_files = rg_run(["--files", "."], tree)
     rows.append(
         [

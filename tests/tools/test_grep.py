@@ -395,3 +395,23 @@ async def test_a_search_past_the_timeout_returns_truncated_and_says_to_narrow(
         "notice": "The search was stopped after 0s and shows only what it found by then, "
         "so newer matches may be missing. Narrow the path to search less.",
     }
+
+
+async def test_a_binary_file_never_takes_a_text_files_place_on_the_page(
+    host: ToolHost, ws: Path
+) -> None:
+    # The newest match is binary by content only (no NUL, no listed extension),
+    # so rg reports it and the walk keeps it until the sniff drops it; the page
+    # must still hold the next text file and know that one more exists.
+    write(ws, "controls.dat", "hit\n" + "\x01\x02\x03" * 200, age=1)
+    write(ws, "a.txt", "hit\n", age=2)
+    write(ws, "b.txt", "hit\n", age=3)
+    assert await grep(host, pattern="hit", outputMode="filesWithMatches", headLimit=1) == {
+        "files": ["a.txt"],
+        "count": 1,
+        "truncated": True,
+        "notice": "Showing entries 1-1; more exist. Call again with offset 1 for the next "
+        "page, or narrow `path`, `glob` or `pattern`.",
+    }
+    second = await grep(host, pattern="hit", outputMode="filesWithMatches", offset=1)
+    assert second == {"files": ["b.txt"], "count": 1, "truncated": False}

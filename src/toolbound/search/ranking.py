@@ -55,15 +55,17 @@ class NewestFiles:
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self._heap: list[_Ranked] = []
-        self.offered = 0
+        # Set once a file was turned away or pushed out: more matched than fit.
+        self.overflowed = False
 
     def would_keep(self, mtime_ns: int, path: bytes) -> bool:
+        """Whether a file would enter the heap now."""
         if len(self._heap) < self.capacity:
             return True
         worst = self._heap[0]
-        if mtime_ns != worst.mtime_ns:
-            return mtime_ns > worst.mtime_ns
-        return path < worst.path
+        keep = mtime_ns > worst.mtime_ns or (mtime_ns == worst.mtime_ns and path < worst.path)
+        self.overflowed |= not keep
+        return keep
 
     def add(self, mtime_ns: int, path: bytes) -> None:
         """Add a file ``would_keep`` accepted."""
@@ -71,6 +73,7 @@ class NewestFiles:
         if len(self._heap) < self.capacity:
             heapq.heappush(self._heap, item)
         else:
+            self.overflowed = True
             heapq.heapreplace(self._heap, item)
 
     def ranked(self) -> list[bytes]:

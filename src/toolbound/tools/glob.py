@@ -46,7 +46,6 @@ async def run(args: GlobArgs, ctx: ToolContext) -> GlobResult:
         ctx=ctx,
         capacity=limit + 1,
         deadline=deadline,
-        skip_binary=False,
     )
     raise_if_fatal(found.outcome, regex_arg="pattern", glob_arg="pattern")
     shown = [scope.shown(ctx.roots, p) for p in found.ranked[:limit]]

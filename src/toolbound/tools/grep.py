@@ -36,7 +36,6 @@ import asyncio
 import os
 import re
 import time
-from collections.abc import Sequence
 from typing import IO
 
 from toolbound.arguments import GrepArgs
@@ -51,7 +50,7 @@ from toolbound.results import (
     WireModel,
 )
 from toolbound.search import notices
-from toolbound.search.files import Found, newest_files
+from toolbound.search.files import TextFiles, newest_files
 from toolbound.search.ranking import Entry, FirstEntries, fit_page, item_size
 from toolbound.search.rg import RgOutcome, base_args, raise_if_fatal, run_rg
 from toolbound.search.scope import Scope, resolve_scope
@@ -95,17 +94,6 @@ def _filter_args(args: GrepArgs) -> list[str]:
     return out
 
 
-def _batches(files: Sequence[bytes]) -> list[tuple[int, Sequence[bytes]]]:
-    """Consecutive slices of ``files`` (with their first rank), growing in size."""
-    out: list[tuple[int, Sequence[bytes]]] = []
-    start, size = 0, _FIRST_BATCH_FILES
-    while start < len(files):
-        out.append((start, files[start : start + size]))
-        start += size
-        size = min(size * _BATCH_GROWTH, _MAX_BATCH_FILES)
-    return out
-
-
 class _LineParser:
     """Reads rg's ``--null --line-number`` output into a FirstEntries heap.
 
@@ -144,7 +132,7 @@ async def _content_entries(
     ctx: ToolContext,
     *,
     scope: Scope,
-    files: list[bytes],
+    files: TextFiles,
     want: int,
     deadline: float,
 ) -> tuple[list[Entry], list[RgOutcome]]:
@@ -156,9 +144,11 @@ async def _content_entries(
         context += ["--before-context", str(args.before)]
     if args.after:
         context += ["--after-context", str(args.after)]
-    for first, batch in _batches(files):
-        need = want - len(heap)
-        if need <= 0:
+    first, size = 0, _FIRST_BATCH_FILES
+    while (need := want - len(heap)) > 0:
+        await asyncio.to_thread(files.ensure, first + size)
+        batch = files.text[first : first + size]
+        if not batch:
             break
         parser = _LineParser({p: first + i for i, p in enumerate(batch)}, heap, ctx.limits)
         outcome = await run_rg(
@@ -184,6 +174,8 @@ async def _content_entries(
         outcomes.append(outcome)
         if outcome.stopped is not None:
             break
+        first += len(batch)
+        size = min(size * _BATCH_GROWTH, _MAX_BATCH_FILES)
     return heap.ranked(), outcomes
 
 
@@ -264,36 +256,55 @@ async def run(args: GrepArgs, ctx: ToolContext) -> WireModel:
     # No page can show more entries than the budget has lines.
     page = min(head, limits.search.max_lines)
     want = args.offset + page + 1
+    walk = [
+        *base_args(explicit_path=scope.explicit),
+        "--files-with-matches",
+        *_filter_args(args),
+        *_match_args(args),
+    ]
+    # Binary files by extension are dropped during the walk, by content only
+    # as the page needs them; see TextFiles for when the walk runs again.
     found = await newest_files(
-        [
-            *base_args(explicit_path=scope.explicit),
-            "--files-with-matches",
-            *_filter_args(args),
-            *_match_args(args),
-        ],
-        scope=scope,
-        ctx=ctx,
-        capacity=want,
-        deadline=deadline,
-        skip_binary=True,
+        walk, scope=scope, ctx=ctx, capacity=want, deadline=deadline, sniff="extension"
     )
     raise_if_fatal(found.outcome, regex_arg="pattern", glob_arg="glob")
+    files = TextFiles(found, scope.cwd, limits, sniffed=False)
+    result = await _result(args, ctx, scope, files, page, want, deadline)
+    if not files.incomplete:
+        return result
+    found = await newest_files(
+        walk, scope=scope, ctx=ctx, capacity=want, deadline=deadline, sniff="content"
+    )
+    files = TextFiles(found, scope.cwd, limits, sniffed=True)
+    return await _result(args, ctx, scope, files, page, want, deadline)
+
+
+async def _result(
+    args: GrepArgs,
+    ctx: ToolContext,
+    scope: Scope,
+    files: TextFiles,
+    page: int,
+    want: int,
+    deadline: float,
+) -> WireModel:
+    if args.output_mode == "content":
+        return await _content_result(args, ctx, scope, files, page, want, deadline)
+    await asyncio.to_thread(files.ensure, want)
     if args.output_mode == "filesWithMatches":
-        return _files_result(args, ctx, scope, found, page)
-    if args.output_mode == "count":
-        return await _count_result(args, ctx, scope, found, page, deadline)
-    return await _content_result(args, ctx, scope, found, page, want, deadline)
+        return _files_result(args, ctx, scope, files, page)
+    return await _count_result(args, ctx, scope, files, page, deadline)
 
 
 def _files_result(
-    args: GrepArgs, ctx: ToolContext, scope: Scope, found: Found, page: int
+    args: GrepArgs, ctx: ToolContext, scope: Scope, files: TextFiles, page: int
 ) -> GrepFilesResult:
-    window = found.ranked[args.offset : args.offset + page]
+    window = files.text[args.offset : args.offset + page]
     shown = [scope.shown(ctx.roots, p) for p in window]
-    pager = _Page(args, ctx, [found.outcome])
+    pager = _Page(args, ctx, [files.found.outcome])
 
     def build(n: int, fit_stop: str | None) -> GrepFilesResult:
-        more = len(found.ranked) > args.offset + n
+        more = len(files.text) > args.offset + n
         return GrepFilesResult(
             files=shown[:n],
             count=n,
@@ -310,21 +321,21 @@ async def _count_result(
     args: GrepArgs,
     ctx: ToolContext,
     scope: Scope,
-    found: Found,
+    files: TextFiles,
     page: int,
     deadline: float,
 ) -> GrepCountResult:
-    window = found.ranked[args.offset : args.offset + page]
+    window = files.text[args.offset : args.offset + page]
     counts, outcomes = await _file_counts(args, ctx, scope=scope, files=window, deadline=deadline)
     rows = [
         GrepFileCount(path=scope.shown(ctx.roots, p), count=counts[p])
         for p in window
         if counts.get(p)
     ]
-    pager = _Page(args, ctx, [found.outcome, *outcomes])
+    pager = _Page(args, ctx, [files.found.outcome, *outcomes])
 
     def build(n: int, fit_stop: str | None) -> GrepCountResult:
-        more = len(found.ranked) > args.offset + n
+        more = len(files.text) > args.offset + n
         return GrepCountResult(
             counts=rows[:n],
             count=n,
@@ -347,21 +358,21 @@ async def _content_result(
     args: GrepArgs,
     ctx: ToolContext,
     scope: Scope,
-    found: Found,
+    files: TextFiles,
     page: int,
     want: int,
     deadline: float,
 ) -> GrepContentResult:
     entries, outcomes = await _content_entries(
-        args, ctx, scope=scope, files=found.ranked, want=want, deadline=deadline
+        args, ctx, scope=scope, files=files, want=want, deadline=deadline
     )
     window = entries[args.offset : args.offset + page]
     paths: dict[int, str] = {}
     for e in window:
         if e.rank not in paths:
-            paths[e.rank] = scope.shown(ctx.roots, found.ranked[e.rank])
+            paths[e.rank] = scope.shown(ctx.roots, files.text[e.rank])
     matches = [GrepMatch(path=paths[e.rank], line=e.line, text=e.text) for e in window]
-    pager = _Page(args, ctx, [found.outcome, *outcomes])
+    pager = _Page(args, ctx, [files.found.outcome, *outcomes])
 
     def build(n: int, fit_stop: str | None) -> GrepContentResult:
         more = len(entries) > args.offset + n
