@@ -113,6 +113,17 @@ def generate_big_tree(root: Path, total_mb: int) -> None:
         (d / f"big{i:05d}.log").write_bytes(block)
 
 
+def peak_rss_kb() -> int:
+    """This process's peak RSS (VmHWM).
+
+    Not ru_maxrss: Linux carries a parent's peak across fork and exec into it,
+    so the bench's own size would show up as this process's.
+    """
+    status = Path("/proc/self/status").read_text()
+    found = re.search(r"VmHWM:\s+(\d+)", status)
+    return int(found.group(1)) if found else -1
+
+
 async def rss_child(tree: str, pattern: str) -> None:
     """Run one Grep in this (fresh) process; print its peak RSS and rg's."""
 
@@ -124,7 +135,8 @@ async def rss_child(tree: str, pattern: str) -> None:
                 return {"seconds": time.perf_counter() - t, "count": result.get("count")}
 
     out = await go()
-    out["self_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    out["self_kb"] = peak_rss_kb()
+    # An upper bound for rg: its ru_maxrss includes this process's size at spawn.
     out["rg_kb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     print(json.dumps(out))
 
@@ -302,7 +314,7 @@ async def main() -> None:
                 f"Grep peak RSS ({every['count']} shown in {every['seconds']:.1f}s)",
                 f"{every['self_kb'] // 1024} MB",
                 f"1-file search {small['self_kb'] // 1024} MB",
-                f"rg {every['rg_kb'] // 1024} MB",
+                f"rg <= {every['rg_kb'] // 1024} MB",
                 "<= 100 MB",
             ]
         )
