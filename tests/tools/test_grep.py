@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -415,3 +417,37 @@ async def test_a_binary_file_never_takes_a_text_files_place_on_the_page(
     }
     second = await grep(host, pattern="hit", outputMode="filesWithMatches", offset=1)
     assert second == {"files": ["b.txt"], "count": 1, "truncated": False}
+
+
+async def test_an_abort_stops_the_search_and_returns_what_it_has(host: ToolHost, ws: Path) -> None:
+    for i in range(200):
+        write(ws, f"d{i % 10}/f{i}.txt", "hit\n" * 50)
+    call = asyncio.create_task(host.call("Grep", {"pattern": "hit"}, tool_call_id="g1"))
+    deadline = time.monotonic() + 10
+    while not host.abort("g1"):
+        assert time.monotonic() < deadline, "the call never started"
+        await asyncio.sleep(0)
+    result = await asyncio.wait_for(call, 10)
+    assert result["truncated"] is True
+    assert result["notice"].startswith(
+        "The search was aborted and shows only what it found by then."
+    )
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any folder")
+async def test_an_unreadable_folder_is_skipped_and_counted(host: ToolHost, ws: Path) -> None:
+    write(ws, "ok.txt", "hit\n")
+    write(ws, "locked/secret.txt", "hit\n")
+    (ws / "locked").chmod(0)
+    try:
+        result = await grep(host, pattern="hit")
+    finally:
+        (ws / "locked").chmod(0o755)
+    assert result == {
+        "matches": [m("ok.txt", 1, "hit")],
+        "count": 1,
+        "files": 1,
+        "truncated": False,
+        "notice": "1 path could not be read and was skipped "
+        "(first: ./locked: Permission denied (os error 13)).",
+    }

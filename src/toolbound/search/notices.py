@@ -44,9 +44,11 @@ def clipped_lines(n: int, *, max_line_chars: int) -> str:
     return f"{n} {noun} clipped at {max_line_chars} characters."
 
 
-def skipped_paths(n: int) -> str:
+def skipped_paths(n: int, *, first: str | None) -> str:
     noun = "path" if n == 1 else "paths"
-    return f"{n} {noun} could not be read (permission denied or gone) and were skipped."
+    verb = "was" if n == 1 else "were"
+    example = f" (first: {first})" if first else ""
+    return f"{n} {noun} could not be read and {verb} skipped{example}."
 
 
 def stopped(reason: str, *, timeout_s: float) -> str:

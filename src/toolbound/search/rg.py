@@ -38,9 +38,11 @@ Stopped = Literal["timeout", "abort"]
 
 _EXE = "rg.exe" if os.name == "nt" else "rg"
 
-# rg prints per-path problems (unreadable folder, vanished file) as
-# "rg: <path>: <reason>"; our search target always starts with "./" or ".".
+# rg prints per-path problems as "rg: <path>: <reason>" (our search target
+# always starts with "."); those that are I/O errors (an unreadable folder, a
+# file gone mid-walk) end with "(os error N)" and mean the path was skipped.
 _PATH_ERROR_PREFIX = "rg: ."
+_IO_ERROR_MARK = "(os error "
 # How much of rg's stderr is kept to quote in an error message.
 _STDERR_KEEP_CHARS = 4096
 
@@ -97,6 +99,8 @@ class RgOutcome:
     returncode: int | None
     skipped_paths: int
     stderr: str
+    # rg's message for the first skipped path, to quote in the notice.
+    first_skipped: str | None = None
 
 
 class _StderrTally:
@@ -106,12 +110,15 @@ class _StderrTally:
         self.kept: list[str] = []
         self.kept_chars = 0
         self.path_errors = 0
+        self.first_path_error: str | None = None
 
     def drain(self, stream: IO[bytes]) -> None:
         for raw in stream:
             line = raw.decode("utf-8", "replace").rstrip("\n")
-            if line.startswith(_PATH_ERROR_PREFIX):
+            if line.startswith(_PATH_ERROR_PREFIX) and _IO_ERROR_MARK in line:
                 self.path_errors += 1
+                if self.first_path_error is None:
+                    self.first_path_error = line.removeprefix("rg: ")
             if self.kept_chars < _STDERR_KEEP_CHARS:
                 self.kept.append(line)
                 self.kept_chars += len(line) + 1
@@ -179,6 +186,7 @@ async def run_rg(
         returncode=proc.returncode,
         skipped_paths=tally.path_errors,
         stderr=tally.text,
+        first_skipped=tally.first_path_error,
     )
 
 

@@ -61,7 +61,11 @@ async def run(args: GlobArgs, ctx: ToolContext) -> GlobResult:
             if fit_stop in ("bytes", "lines"):
                 sentences.append(notices.budget_reached(limits.search))
         if found.outcome.skipped_paths:
-            sentences.append(notices.skipped_paths(found.outcome.skipped_paths))
+            sentences.append(
+                notices.skipped_paths(
+                    found.outcome.skipped_paths, first=found.outcome.first_skipped
+                )
+            )
         return GlobResult(
             matches=shown[:n],
             count=n,

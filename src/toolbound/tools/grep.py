@@ -228,6 +228,7 @@ class _Page:
         self.limits = ctx.limits
         self.stopped = next((o.stopped for o in outcomes if o.stopped), None)
         self.skipped = sum(o.skipped_paths for o in outcomes)
+        self.first_skipped = next((o.first_skipped for o in outcomes if o.first_skipped), None)
 
     def notice(
         self, *, shown: int, more: bool, stopped_by: str | None, clipped: int, available: int
@@ -244,7 +245,7 @@ class _Page:
         if clipped:
             s.append(notices.clipped_lines(clipped, max_line_chars=self.limits.max_line_chars))
         if self.skipped:
-            s.append(notices.skipped_paths(self.skipped))
+            s.append(notices.skipped_paths(self.skipped, first=self.first_skipped))
         return notices.join(s)
 
 
