@@ -58,8 +58,8 @@ class Scope:
         """How the model sees a found file: workspace-relative, else absolute."""
         if self.holds_scratch:
             real = self.real(printed)
-            return roots.display(real, roots.root_of(real) or self.root)
-        rel = os.fsdecode(printed.removeprefix(b"./"))
+            return _valid_utf8(roots.display(real, roots.root_of(real) or self.root))
+        rel = printed.removeprefix(b"./").decode("utf-8", "replace")
         return f"{self.shown_cwd}/{rel}" if self.shown_cwd else rel
 
 
@@ -99,6 +99,11 @@ def resolve_scope(roots: Roots, path: str | None) -> Scope:
     )
 
 
+def _valid_utf8(text: str) -> str:
+    """A name that is not UTF-8 is shown with U+FFFD where its bad bytes were."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def _scope(
     roots: Roots, cwd: Path, target: str, *, explicit: bool, is_file: bool, root: Root
 ) -> Scope:
@@ -109,7 +114,7 @@ def _scope(
         explicit=explicit,
         is_file=is_file,
         root=root,
-        shown_cwd="" if shown_cwd == "." else shown_cwd,
+        shown_cwd="" if shown_cwd == "." else _valid_utf8(shown_cwd),
         holds_scratch=root != "scratch" and roots.scratch.is_relative_to(cwd),
     )
 
