@@ -456,7 +456,6 @@ async def test_an_unreadable_folder_is_skipped_and_counted(host: ToolHost, ws: P
 async def test_a_file_name_that_is_not_utf8_is_shown_with_replacement_characters(
     host: ToolHost, ws: Path
 ) -> None:
-    (ws / "d").mkdir()
-    Path(os.fsdecode(os.fsencode(ws / "d") + b"/caf\xe9.txt")).write_bytes(b"hit\n")
+    write(ws, os.fsdecode(b"d/caf\xe9.txt"), "hit\n")
     assert (await grep(host, pattern="hit"))["matches"] == [m("d/caf\ufffd.txt", 1, "hit")]
     assert (await host.call("Glob", {"pattern": "**/*.txt"}))["matches"] == ["d/caf\ufffd.txt"]
