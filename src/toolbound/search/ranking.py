@@ -92,30 +92,19 @@ class Entry:
 
 
 class FirstEntries:
-    """Keeps the ``capacity`` smallest ``(rank, line)`` entries offered.
-
-    A line offered twice (rg prints a line once, but a caller may re-offer) is
-    kept once.
-    """
+    """Keeps the ``capacity`` smallest ``(rank, line)`` entries offered."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         # Negated keys: heap[0] is the entry ranking last.
         self._heap: list[tuple[int, int, str, bool]] = []
-        self._seen: set[tuple[int, int]] = set()
 
     def add(self, rank: int, line: int, text: str, clipped: bool) -> None:
-        key = (rank, line)
-        if key in self._seen:
-            return
         item = (-rank, -line, text, clipped)
         if len(self._heap) < self.capacity:
             heapq.heappush(self._heap, item)
-            self._seen.add(key)
         elif item > self._heap[0]:
-            dropped = heapq.heapreplace(self._heap, item)
-            self._seen.discard((-dropped[0], -dropped[1]))
-            self._seen.add(key)
+            heapq.heapreplace(self._heap, item)
 
     def __len__(self) -> int:
         return len(self._heap)

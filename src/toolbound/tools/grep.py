@@ -5,7 +5,9 @@ parallelism:
 
 1. ``rg --files-with-matches`` walks the tree in parallel (stopping at each
    file's first match) and the ``offset + page + 1`` newest matching files are
-   kept in a heap (binary files skipped with the core's test).
+   kept in a heap. Binary files are skipped with the core's test: by extension
+   as they arrive, by content (NUL or the 30% rule, which rg's NUL check
+   misses) only for the files a page uses.
 2. Only those files, in rank order, are searched again for their lines
    (``content``) or counts (``count``), in growing batches until the page is
    full; ``--max-count`` caps what each file can print to what can still
@@ -16,6 +18,9 @@ Every file holds at least one match, so ``offset + page + 1`` files always
 hold enough entries; the ``+ 1`` says whether more exist. A page is at most
 ``min(headLimit, search lines)`` entries, then cut to the byte budget measured
 on the serialized entries.
+
+rg's plain ``--null --line-number`` output is parsed rather than ``--json``:
+reading it costs about half as much in Python (bench/search.py measures both).
 
 Context lines (``before``/``after``) are entries of their own with their own
 line numbers, in line order beside the matches, and count toward
