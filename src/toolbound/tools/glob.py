@@ -4,7 +4,7 @@ Stages: resolve ``path`` -> list matching files with rg (``--files -g``, rg's
 ignore rules, parallel walk) keeping the ``limit + 1`` newest -> fit the
 search budget -> result. The glob has ripgrep's meaning: without a ``/`` it
 matches file names at any depth (``*.md``), with one it is matched from
-``path`` (``src/**/*.ts``); a leading ``./`` is dropped.
+``path`` (``src/**/*.ts``); a leading ``./`` or the absolute ``path`` is dropped.
 
 Pieces:
     run  GlobArgs + context -> GlobResult
@@ -13,6 +13,7 @@ Pieces:
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 
 from toolbound.arguments import GlobArgs
@@ -21,11 +22,15 @@ from toolbound.search import notices
 from toolbound.search.files import newest_files
 from toolbound.search.ranking import fit_page, item_size
 from toolbound.search.rg import base_args, raise_if_fatal
-from toolbound.search.scope import resolve_scope
+from toolbound.search.scope import Scope, resolve_scope
 from toolbound.tools import ToolContext
 
 
-def _glob(pattern: str) -> str:
+def _glob(pattern: str, scope: Scope) -> str:
+    """The pattern relative to ``path``: ``./`` and an absolute ``path`` prefix dropped."""
+    inside = f"{scope.cwd}{os.sep}"
+    if pattern.startswith(inside):
+        return pattern[len(inside) :]
     return pattern.removeprefix("./")
 
 
@@ -41,7 +46,7 @@ async def run(args: GlobArgs, ctx: ToolContext) -> GlobResult:
     limit = args.limit or limits.glob_limit_default
     deadline = time.monotonic() + limits.search_timeout_s
     found = await newest_files(
-        [*base_args(explicit_path=scope.explicit), "--files", "--glob", _glob(args.pattern)],
+        [*base_args(explicit_path=scope.explicit), "--files", "--glob", _glob(args.pattern, scope)],
         scope=scope,
         ctx=ctx,
         capacity=limit + 1,
