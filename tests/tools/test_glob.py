@@ -67,7 +67,7 @@ async def test_a_pattern_with_a_slash_is_matched_from_the_path(host: ToolHost, w
     write(ws, "lib/src/z.ts", age=3)
     assert await glob(host, pattern="src/**/*.ts") == listing("src/y.ts", "src/a/x.ts")
     assert await glob(host, pattern="./src/**/*.ts") == listing("src/y.ts", "src/a/x.ts")
-    absolute = f"{os.path.realpath(ws)}/src/**/*.ts"
+    absolute = f"{host.workspace}/src/**/*.ts"
     assert await glob(host, pattern=absolute) == listing("src/y.ts", "src/a/x.ts")
     assert await glob(host, pattern="**/*.ts", path="lib") == listing("lib/src/z.ts")
 
