@@ -91,6 +91,7 @@ async def newest_files(
         consume=consume,
         deadline=deadline,
         abort=ctx.abort,
+        grace_s=ctx.limits.kill_grace_s,
     )
     return Found(heap.ranked(), outcome, overflowed=heap.overflowed)
 

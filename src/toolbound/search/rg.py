@@ -138,6 +138,14 @@ def _spawn(args: Sequence[str], cwd: Path) -> subprocess.Popen[bytes]:
     )
 
 
+def _reap(proc: subprocess.Popen[bytes], grace_s: float) -> None:
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 async def run_rg(
     args: Sequence[str],
     *,
@@ -145,13 +153,14 @@ async def run_rg(
     consume: Callable[[IO[bytes]], None],
     deadline: float,
     abort: asyncio.Event,
+    grace_s: float,
 ) -> RgOutcome:
     """Run rg in ``cwd`` and feed its stdout to ``consume`` (in a worker thread).
 
-    ``consume`` reads until EOF or returns early when it has enough; either way
-    rg is killed once it returns, when ``abort`` is set, or at ``deadline``
-    (``time.monotonic()``), and always reaped before this returns. rg starts no
-    children, so killing it stops the whole search.
+    ``consume`` reads until EOF. rg is killed when ``abort`` is set or at
+    ``deadline`` (``time.monotonic()``), or if it has not exited ``grace_s``
+    after its output ended; it is always reaped before this returns. rg starts
+    no children, so killing it stops the whole search.
     """
     # Spawned on the loop, not in a thread: fork/exec takes a millisecond, and a
     # process started by a thread that a cancellation abandoned would be leaked.
@@ -173,11 +182,13 @@ async def run_rg(
             stopped = "abort" if abort_task in done else "timeout"
     finally:
         abort_task.cancel()
-        if proc.poll() is None:
+        # Stopped, cancelled, or still reading: kill. A consumer that reached EOF
+        # leaves rg exiting on its own, so its exit status (2 for a bad regex)
+        # is not lost to a kill.
+        if stopped is not None or not consume_task.done():
             proc.kill()
-        # rg is dead or done: both readers reach EOF promptly.
         await asyncio.wait({consume_task, stderr_task})
-        await asyncio.to_thread(proc.wait)
+        await asyncio.to_thread(_reap, proc, grace_s)
         proc.stdout.close()
         proc.stderr.close()
     consume_task.result()  # a bug in the consumer surfaces here

@@ -175,6 +175,7 @@ async def _content_entries(
             consume=parser.consume,
             deadline=deadline,
             abort=ctx.abort,
+            grace_s=ctx.limits.kill_grace_s,
         )
         outcomes.append(outcome)
         if outcome.stopped is not None:
@@ -218,6 +219,7 @@ async def _file_counts(
             consume=consume,
             deadline=deadline,
             abort=ctx.abort,
+            grace_s=ctx.limits.kill_grace_s,
         )
         outcomes.append(outcome)
         if outcome.stopped is not None:
