@@ -276,6 +276,9 @@ async def run(args: GrepArgs, ctx: ToolContext) -> WireModel:
         walk, scope=scope, ctx=ctx, capacity=want, deadline=deadline, sniff="extension"
     )
     raise_if_fatal(found.outcome, regex_arg="pattern", glob_arg="glob")
+    if found.outcome.stopped == "timeout":
+        # The walk used up the time; the page is still read from what it found.
+        deadline = time.monotonic() + limits.search_page_grace_s
     files = TextFiles(found, scope.cwd, limits, sniffed=False)
     result = await _result(args, ctx, scope, files, page, want, deadline)
     if not files.incomplete:
