@@ -88,8 +88,8 @@ async def test_the_limit_stops_with_truncated_and_a_notice(host: ToolHost, ws: P
         "matches": ["f0.py", "f1.py"],
         "count": 2,
         "truncated": True,
-        "notice": "Showing the 2 newest matching files; more matched. Narrow `pattern` or "
-        "`path` to see the others.",
+        "notice": "Showing the 2 newest matching files; more matched: raise `limit` (up to "
+        f"{DEFAULT_LIMITS.glob_limit_max}) or narrow `pattern` or `path` to see the others.",
     }
 
 

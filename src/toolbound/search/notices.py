@@ -28,9 +28,11 @@ def next_page(*, offset: int, shown: int, narrow: str) -> str:
     )
 
 
-def more_files(*, shown: int) -> str:
+def more_files(*, shown: int, raise_to: int | None) -> str:
+    """Glob's cut; ``raise_to`` is the highest ``limit`` when raising it would help."""
+    step = f"raise `limit` (up to {raise_to}) or narrow" if raise_to else "narrow"
     return (
-        f"Showing the {shown} newest matching files; more matched. Narrow `pattern` or "
+        f"Showing the {shown} newest matching files; more matched: {step} `pattern` or "
         "`path` to see the others."
     )
 

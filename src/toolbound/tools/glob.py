@@ -62,7 +62,9 @@ async def run(args: GlobArgs, ctx: ToolContext) -> GlobResult:
         if stopped is not None:
             sentences.append(notices.stopped(stopped, timeout_s=limits.search_timeout_s))
         if more:
-            sentences.append(notices.more_files(shown=n))
+            can_raise = fit_stop not in ("bytes", "lines") and limit < limits.glob_limit_max
+            raise_to = limits.glob_limit_max if can_raise else None
+            sentences.append(notices.more_files(shown=n, raise_to=raise_to))
             if fit_stop in ("bytes", "lines"):
                 sentences.append(notices.budget_reached(limits.search))
         if found.outcome.skipped_paths:
