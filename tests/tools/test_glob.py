@@ -172,9 +172,11 @@ async def test_a_walk_past_the_timeout_returns_truncated(tmp_path: Path, ws: Pat
     write(ws, "a.py")
     async with ToolHost(ws, tmp_path / "data", "s3", limits=Limits(search_timeout_s=0.0)) as h:
         result = await glob(h, pattern="*.py")
+    # What it has: rg may or may not have printed the one file before the stop.
+    found = result.pop("matches")
+    assert found in ([], ["a.py"])
     assert result == {
-        "matches": [],
-        "count": 0,
+        "count": len(found),
         "truncated": True,
         "notice": "The search was stopped after 0s and shows only what it found by then, "
         "so newer matches may be missing. Narrow the path to search less.",

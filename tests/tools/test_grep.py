@@ -389,10 +389,12 @@ async def test_a_search_past_the_timeout_returns_truncated_and_says_to_narrow(
     limits = Limits(search_timeout_s=0.0)
     async with ToolHost(ws, tmp_path / "data", "s4", limits=limits) as host:
         result = await grep(host, pattern="hit")
+    # What it has: rg may or may not have printed the one file before the stop.
+    found = result.pop("matches")
+    assert found in ([], [m("a.txt", 1, "hit")])
     assert result == {
-        "matches": [],
-        "count": 0,
-        "files": 0,
+        "count": len(found),
+        "files": len(found),
         "truncated": True,
         "notice": "The search was stopped after 0s and shows only what it found by then, "
         "so newer matches may be missing. Narrow the path to search less.",
