@@ -52,6 +52,8 @@ def _find_rg() -> Path | None:
     candidates = [
         Path(sysconfig.get_path("scripts")) / _EXE,
         Path(sys.executable).parent / _EXE,
+        # `pip install --user` puts the wheel's rg in the user scheme's scripts.
+        Path(sysconfig.get_path("scripts", f"{os.name}_user")) / _EXE,
     ]
     for candidate in candidates:
         if candidate.is_file() and os.access(candidate, os.X_OK):
