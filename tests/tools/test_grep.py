@@ -461,3 +461,14 @@ async def test_a_file_name_that_is_not_utf8_is_shown_with_replacement_characters
     write(ws, os.fsdecode(b"d/caf\xe9.txt"), "hit\n")
     assert (await grep(host, pattern="hit"))["matches"] == [m("d/caf\ufffd.txt", 1, "hit")]
     assert (await host.call("Glob", {"pattern": "**/*.txt"}))["matches"] == ["d/caf\ufffd.txt"]
+
+
+async def test_the_rg_on_path_is_never_used(
+    host: ToolHost, ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    impostor = write(tmp_path, "bin/rg", "#!/bin/sh\necho impostor\nexit 2\n")
+    impostor.chmod(0o755)
+    monkeypatch.setenv("PATH", str(impostor.parent))
+    monkeypatch.setenv("RIPGREP_CONFIG_PATH", str(write(tmp_path, "rgrc", "--max-count=0\n")))
+    write(ws, "a.txt", "hit\n")
+    assert (await grep(host, pattern="hit"))["matches"] == [m("a.txt", 1, "hit")]
