@@ -181,3 +181,12 @@ async def test_a_walk_past_the_timeout_returns_truncated(tmp_path: Path, ws: Pat
         "notice": "The search was stopped after 0s and shows only what it found by then, "
         "so newer matches may be missing. Narrow the path to search less.",
     }
+
+
+async def test_a_glob_names_ignored_files_in_visible_folders_as_rg_does(
+    host: ToolHost, ws: Path
+) -> None:
+    write(ws, ".gitignore", "*.log\nbuild/\n")
+    write(ws, "debug.log", age=2)
+    write(ws, "build/out.log", age=1)
+    assert await glob(host, pattern="*.log") == listing("debug.log")

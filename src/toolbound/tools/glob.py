@@ -5,6 +5,9 @@ ignore rules, parallel walk) keeping the ``limit + 1`` newest -> fit the
 search budget -> result. The glob has ripgrep's meaning: without a ``/`` it
 matches file names at any depth (``*.md``), with one it is matched from
 ``path`` (``src/**/*.ts``); a leading ``./`` or the absolute ``path`` is dropped.
+As with rg's ``-g`` (and Grep's ``glob``), a file the glob names is listed even
+when an ignore file or a leading dot would hide it (``*.log`` finds ignored
+logs), while ignored and hidden folders are still not entered.
 
 Pieces:
     run  GlobArgs + context -> GlobResult
