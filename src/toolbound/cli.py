@@ -3,7 +3,8 @@
 ``toolbound call TOOL 'JSON_ARGS'`` prints one JSON document (exit 0 for a
 result, 1 for a tool error result, 2 for a usage error); with ``--events`` it
 prints JSON Lines: every chunk event, then the result event.
-``toolbound tools`` prints ``builtin_tool_defs()``.
+``toolbound tools`` prints ``builtin_tool_defs()``; ``toolbound serve`` runs
+the MCP server (``toolbound.mcp_server``, imported only then).
 
 Pieces:
     build_parser  the argparse tree
@@ -17,6 +18,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from toolbound.limits import DEFAULT_LIMITS
@@ -55,6 +57,15 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument("--session", default=CLI_SESSION, help="session id")
     call.add_argument("--events", action="store_true", help="print JSON Lines events")
 
+    serve = sub.add_parser(
+        "serve",
+        help="serve the tools over MCP (default: streamable HTTP on 127.0.0.1:8765, /mcp)",
+    )
+    transport = serve.add_mutually_exclusive_group()
+    transport.add_argument("--stdio", action="store_true", help="serve over stdin/stdout")
+    transport.add_argument("--http", metavar="HOST:PORT", default=None, help="listen here")
+    _add_places(serve)
+
     tools = sub.add_parser("tools", help="print the tool definitions")
     tools.add_argument("--format", choices=["anthropic", "openai", "mcp"], default="anthropic")
     return parser
@@ -85,6 +96,41 @@ async def _call(ns: argparse.Namespace, args: Any) -> int:
     return 1 if "error" in result else 0
 
 
+def _serve(ns: argparse.Namespace) -> int:
+    # Imported here: the mcp SDK costs about 2 s, which `toolbound call` never pays.
+    from toolbound.mcp_server import (
+        DEFAULT_HTTP_HOST,
+        DEFAULT_HTTP_PORT,
+        ServeOptions,
+        parse_http_address,
+        serve,
+    )
+
+    workspace = Path(ns.workspace).resolve()
+    if not workspace.is_dir():
+        return _usage(f"workspace {ns.workspace} is not a directory")
+    http: tuple[str, int] | None = (DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT)
+    if ns.stdio:
+        http = None
+    elif ns.http is not None:
+        try:
+            http = parse_http_address(ns.http)
+        except ValueError as err:
+            return _usage(str(err))
+    options = ServeOptions(
+        workspace=workspace,
+        data_dir=Path(ns.data_dir) if ns.data_dir is not None else None,
+        allow_external=tuple(Path(d) for d in ns.allow_external),
+        http=http,
+    )
+    try:
+        return serve(options)
+    except OSError as err:
+        return _usage(str(err))
+    except KeyboardInterrupt:
+        return 130
+
+
 def _usage(message: str) -> int:
     sys.stderr.write(f"toolbound: {message}\n")
     return 2
@@ -109,6 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _usage(str(err))
         except KeyboardInterrupt:
             return 130
+    if ns.command == "serve":
+        return _serve(ns)
     return _usage(f"unknown command {ns.command}")
 
 
