@@ -95,69 +95,92 @@ class Cut:
         return dataclasses.replace(self, spill_path=spill_path)
 
 
-def _to_utf8(held: str | bytes) -> bytes:
-    if isinstance(held, str):
-        return held.encode("utf-8", "replace")
-    # Round-trip only when needed: valid UTF-8 passes through unchanged.
-    try:
-        held.decode("utf-8")
-    except UnicodeDecodeError:
-        return held.decode("utf-8", "replace").encode("utf-8")
-    return held
-
-
 def _prefix_end(data: bytes, end: int) -> int:
-    """The largest char boundary <= ``end`` (data is valid UTF-8)."""
-    while 0 < end < len(data) and data[end] & 0xC0 == 0x80:
-        end -= 1
+    """The largest char boundary <= ``end``: back off over at most 3 continuation bytes."""
+    for _ in range(3):
+        if 0 < end < len(data) and data[end] & 0xC0 == 0x80:
+            end -= 1
     return end
 
 
 def _suffix_start(data: bytes, start: int) -> int:
-    """The smallest char boundary >= ``start`` (data is valid UTF-8)."""
-    while 0 < start < len(data) and data[start] & 0xC0 == 0x80:
-        start += 1
+    """The smallest char boundary >= ``start``: skip at most 3 continuation bytes."""
+    for _ in range(3):
+        if 0 < start < len(data) and data[start] & 0xC0 == 0x80:
+            start += 1
     return start
 
 
-def _head_end(data: bytes, max_bytes: int, max_lines: int) -> tuple[int, Fired | None]:
-    """Where a head cut ends: after whole lines within both limits."""
-    end_by_lines = len(data)
-    pos = 0
-    for _ in range(max_lines):
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            break
-        pos = nl + 1
-    else:
-        end_by_lines = pos
-    if end_by_lines <= max_bytes:
-        return end_by_lines, ("lines" if end_by_lines < len(data) else None)
-    if len(data) <= max_bytes:
-        return len(data), None
-    return data.rfind(b"\n", 0, max_bytes) + 1, "bytes"
+_LINEAR = 256  # below this span, step newline by newline
 
 
-def _tail_start(data: bytes, max_bytes: int, max_lines: int) -> tuple[int, Fired | None]:
-    """Where a tail cut starts: at the first of the last whole lines within both limits."""
-    start_by_lines = 0
-    search_end = len(data) - 1 if data and data[-1] == _NL else len(data)
-    for _ in range(max_lines):
-        nl = data.rfind(b"\n", 0, search_end)
-        if nl < 0:
-            break
-        search_end = nl
-    else:
-        start_by_lines = search_end + 1
-    if len(data) - start_by_lines <= max_bytes:
-        return start_by_lines, ("lines" if start_by_lines > 0 else None)
+def _after_nth_newline(data: bytes, n: int, end: int) -> int:
+    """Position just after the ``n``-th newline of ``data[:end]`` (which has at least ``n``).
+
+    Bisects with ``bytes.count`` over halving spans, so the whole search scans
+    about ``end`` bytes at memchr speed instead of stepping ``n`` times in Python.
+    """
+    lo, hi, before = 0, end, 0
+    while hi - lo > _LINEAR:
+        mid = (lo + hi) // 2
+        c = data.count(b"\n", lo, mid)
+        if before + c >= n:
+            hi = mid
+        else:
+            lo, before = mid, before + c
+    pos = lo
+    for _ in range(n - before):
+        pos = data.index(b"\n", pos) + 1
+    return pos
+
+
+def _at_nth_newline_from_end(data: bytes, n: int, start: int, end: int) -> int:
+    """Index of the ``n``-th newline counted back from the end of ``data[start:end]``."""
+    lo, hi, after = start, end, 0
+    while hi - lo > _LINEAR:
+        mid = (lo + hi) // 2
+        c = data.count(b"\n", mid, hi)
+        if after + c >= n:
+            lo = mid
+        else:
+            hi, after = mid, after + c
+    pos = hi
+    for _ in range(n - after):
+        pos = data.rindex(b"\n", lo, pos)
+    return pos
+
+
+def _head_end(data: bytes, max_bytes: int, max_lines: int) -> tuple[int, Fired | None, int]:
+    """Where a head cut ends (after whole lines within both limits), and the lines kept."""
+    window = min(len(data), max_bytes)
+    newlines = data.count(b"\n", 0, window)
+    if newlines >= max_lines:
+        end = _after_nth_newline(data, max_lines, window)
+        return end, ("lines" if end < len(data) else None), max_lines
     if len(data) <= max_bytes:
-        return 0, None
-    nl = data.find(b"\n", len(data) - max_bytes - 1)
+        return len(data), None, count_lines(data) if data else 0
+    # rfind finds the last newline of the window: every newline counted is kept.
+    return data.rfind(b"\n", 0, max_bytes) + 1, "bytes", newlines
+
+
+def _tail_start(data: bytes, max_bytes: int, max_lines: int) -> tuple[int, Fired | None, int]:
+    """Where a tail cut starts (the first of the last whole lines within both limits),
+    and the lines kept."""
+    window_start = max(0, len(data) - max_bytes - 1)
+    # A final newline ends the last line; it does not separate two lines.
+    body_end = len(data) - 1 if data and data[-1] == _NL else len(data)
+    separators = data.count(b"\n", window_start, body_end)
+    if separators >= max_lines:
+        start = _at_nth_newline_from_end(data, max_lines, window_start, body_end) + 1
+        return start, "lines", max_lines
+    if len(data) <= max_bytes:
+        return 0, None, separators + 1 if data else 0
+    nl = data.find(b"\n", window_start)
     # Only a line start that leaves at least one complete line counts.
     if nl < 0 or nl + 1 >= len(data):
-        return len(data), "bytes"
-    return nl + 1, "bytes"
+        return len(data), "bytes", 1
+    # The separator at ``nl`` is the only one counted that is not kept.
+    return nl + 1, "bytes", separators
 
 
 def truncate_to(
@@ -182,41 +205,75 @@ def truncate_to(
         raise ValueError("max_bytes must hold at least one character (4 bytes)")
     if max_lines < 1:
         raise ValueError("max_lines must be at least 1")
-    data = _to_utf8(held)
-    held_lines = count_lines(data)
-    whole_bytes = max(total_bytes if total_bytes is not None else len(data), len(data))
-    whole_lines = max(total_lines if total_lines is not None else held_lines, held_lines)
+    data = held.encode("utf-8", "replace") if isinstance(held, str) else held
+    cut = _cut(data, max_bytes, max_lines, keep, total_bytes, total_lines, spill_path)
+    if cut is None:
+        # Replacement characters (3 bytes for each invalid byte) grew the kept
+        # part past the budget: cut the repaired text instead.
+        repaired = data.decode("utf-8", "replace").encode("utf-8")
+        cut = _cut(repaired, max_bytes, max_lines, keep, total_bytes, total_lines, spill_path)
+        assert cut is not None
+    return cut
 
+
+def _cut(
+    data: bytes,
+    max_bytes: int,
+    max_lines: int,
+    keep: Keep,
+    total_bytes: int | None,
+    total_lines: int | None,
+    spill_path: str | None,
+) -> Cut | None:
+    """Cut raw bytes; None if decoding the kept part grew it past ``max_bytes``."""
     single_line: int | None = None
     if keep == "head":
-        end, fired = _head_end(data, max_bytes, max_lines)
+        end, fired, kept_lines = _head_end(data, max_bytes, max_lines)
         if end == 0 and data:
             # Not one complete line fits: keep a char-safe prefix of the first line.
             nl = data.find(b"\n")
-            single_line = nl + 1 if nl >= 0 else whole_bytes if whole_lines <= 1 else len(data)
+            single_line = nl + 1 if nl >= 0 else -1
             end = _prefix_end(data, max_bytes)
+            kept_lines = 1
         kept_data = data[:end]
     else:
-        start, fired = _tail_start(data, max_bytes, max_lines)
+        start, fired, kept_lines = _tail_start(data, max_bytes, max_lines)
         if start == len(data) and data:
             # Not one complete line fits: keep a char-safe suffix of the last line.
-            search_end = len(data) - 1 if data[-1] == _NL else len(data)
-            nl = data.rfind(b"\n", 0, search_end)
-            single_line = len(data) - (nl + 1) if nl >= 0 else len(data)
-            if nl < 0 and whole_lines <= 1:
-                single_line = whole_bytes
+            body_end = len(data) - 1 if data[-1] == _NL else len(data)
+            nl = data.rfind(b"\n", 0, body_end)
+            single_line = len(data) - (nl + 1) if nl >= 0 else -1
             start = _suffix_start(data, len(data) - max_bytes)
         kept_data = data[start:]
 
+    kept = kept_data.decode("utf-8", "replace")
+    kept_bytes = len(kept_data)
+    if "\ufffd" in kept:
+        kept_bytes = len(kept.encode("utf-8"))
+        if kept_bytes > max_bytes:
+            return None
+
+    # The whole held text is counted only when the caller did not say how
+    # large the stream was and something was cut.
+    if fired is None:
+        held_lines = kept_lines
+    elif total_lines is None:
+        held_lines = count_lines(data)
+    else:
+        held_lines = 0
+    whole_bytes = max(total_bytes if total_bytes is not None else len(data), len(data))
+    whole_lines = max(total_lines if total_lines is not None else held_lines, held_lines)
+    if single_line == -1:
+        # The line runs through all that is held: its size is known only if it is the stream.
+        single_line = whole_bytes if whole_lines <= 1 else len(data)
     if fired is None and (whole_bytes > len(data) or whole_lines > held_lines):
         fired = "capture"
-    kept_bytes = len(kept_data)
     return Cut(
-        kept=kept_data.decode("utf-8"),
+        kept=kept,
         keep=keep,
         truncated=fired is not None,
         kept_bytes=kept_bytes,
-        kept_lines=count_lines(kept_data),
+        kept_lines=kept_lines,
         total_bytes=whole_bytes,
         total_lines=whole_lines,
         max_bytes=max_bytes,
