@@ -1,0 +1,170 @@
+"""The real server, driven by the official mcp SDK client.
+
+Three ways in, the ``connect`` fixture's params:
+    stdio         ``toolbound serve --stdio`` spawned per test; the default
+                  client (mode "auto": the 2026-07-28 per-request era)
+    http-session  one ``toolbound serve --http 127.0.0.1:0`` per module; the
+                  handshake era, with an ``Mcp-Session-Id`` session
+    http          the same server; the default client (sessionless 2026-07-28)
+
+``async with connect() as conn`` gives each test its own folder in the
+workspace (``conn.rel``), since the HTTP server's workspace is shared by the
+module. ``conn.notifications`` collects
+every notification the client received. ``clients`` builds further clients.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import re
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+
+from mcp import Client, StdioServerParameters
+
+# Every wait on the server is bounded by this.
+WAIT_S = 30.0
+
+
+def serve_args(workspace: Path, data_dir: Path, *transport: str) -> list[str]:
+    return [
+        "-m",
+        "toolbound",
+        "serve",
+        *transport,
+        "--workspace",
+        str(workspace),
+        "--data-dir",
+        str(data_dir),
+    ]
+
+
+@dataclass
+class HttpServer:
+    url: str
+    workspace: Path
+    data_dir: Path
+    proc: subprocess.Popen[str]
+
+
+def _pump_lines(stream: object, lines: queue.Queue[str]) -> None:
+    for line in stream:  # type: ignore[attr-defined]
+        lines.put(line)
+
+
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    root = tmp_path_factory.mktemp("http")
+    workspace, data_dir = root / "ws", root / "data"
+    workspace.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, *serve_args(workspace, data_dir, "--http", "127.0.0.1:0")],
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    pump = threading.Thread(target=_pump_lines, args=(proc.stderr, lines), daemon=True)
+    pump.start()
+    try:
+        announce = lines.get(timeout=WAIT_S)
+        found = re.search(r"(http://127\.0\.0\.1:\d+/mcp) ", announce)
+        assert found, announce
+        yield HttpServer(found.group(1), workspace, data_dir, proc)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=WAIT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=WAIT_S)
+        pump.join(timeout=WAIT_S)
+        assert proc.stderr is not None
+        proc.stderr.close()
+
+
+@dataclass
+class Conn:
+    """A connected client, the server's workspace and data dir, and this test's folder."""
+
+    client: Client
+    kind: str
+    workspace: Path
+    data_dir: Path
+    rel: str
+    notifications: list[types.ServerNotification] = field(default_factory=list)
+
+    @property
+    def dir(self) -> Path:
+        return self.workspace / self.rel
+
+
+class Clients:
+    """Builds SDK clients for the real server."""
+
+    @staticmethod
+    def stdio(workspace: Path, data_dir: Path, **kwargs: Any) -> Client:
+        params = StdioServerParameters(
+            command=sys.executable, args=serve_args(workspace, data_dir, "--stdio")
+        )
+        return Client(params, read_timeout_seconds=WAIT_S, **kwargs)
+
+    @staticmethod
+    def http(server: HttpServer, *, mode: str, **kwargs: Any) -> Client:
+        return Client(server.url, mode=mode, read_timeout_seconds=WAIT_S, **kwargs)
+
+
+@pytest.fixture
+def clients() -> Clients:
+    return Clients()
+
+
+class Connect:
+    """``async with connect() as conn``: a client entered in the test's own task.
+
+    (The SDK client holds anyio task groups, which must be left in the task
+    that entered them; a yield fixture's teardown runs in another.)
+    """
+
+    def __init__(self, kind: str, tmp_path: Path, server: HttpServer | None) -> None:
+        self.kind = kind
+        self.tmp_path = tmp_path
+        self.server = server
+
+    @contextlib.asynccontextmanager
+    async def __call__(self) -> AsyncIterator[Conn]:
+        notifications: list[types.ServerNotification] = []
+
+        async def on_message(message: object) -> None:
+            if not isinstance(message, Exception):
+                notifications.append(message)  # type: ignore[arg-type]
+
+        if self.server is None:
+            workspace, data_dir = self.tmp_path / "ws", self.tmp_path / "data"
+            workspace.mkdir(exist_ok=True)
+            client = Clients.stdio(workspace, data_dir, message_handler=on_message)
+        else:
+            workspace, data_dir = self.server.workspace, self.server.data_dir
+            mode = "legacy" if self.kind == "http-session" else "auto"
+            client = Clients.http(self.server, mode=mode, message_handler=on_message)
+        rel = f"t-{uuid.uuid4().hex[:8]}"
+        (workspace / rel).mkdir()
+        async with client:
+            yield Conn(client, self.kind, workspace, data_dir, rel, notifications)
+
+
+@pytest.fixture(params=["stdio", "http-session", "http"])
+def connect(request: pytest.FixtureRequest, tmp_path: Path) -> Connect:
+    kind: str = request.param
+    server = None if kind == "stdio" else request.getfixturevalue("http_server")
+    return Connect(kind, tmp_path, server)
