@@ -151,14 +151,15 @@ def _joined(*parts: str) -> str:
 
 
 def _bash_status(result: dict[str, Any]) -> str:
+    """How the run ended, one bracketed line, then the tool's notice (which says why)."""
     if result["timedOut"]:
-        status = "[timed out; the process tree was stopped]"
+        status = "[timed out]"
     elif result["aborted"]:
-        status = "[aborted; the process tree was stopped]"
-    elif result["signal"] is not None:
-        status = f"[killed by signal {result['signal']}]"
-    else:
+        status = "[aborted]"
+    elif result["exitCode"] is not None:
         status = f"[exit status {result['exitCode']}]"
+    else:
+        status = f"[killed by signal {result['signal']}]"
     notice = result.get("notice")
     return f"{status}\n[{notice}]" if notice else status
 

@@ -1,0 +1,46 @@
+"""``toolbound serve`` on the command line, and what ``toolbound call`` does not load."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_toolbound_call_never_imports_the_mcp_sdk(tmp_path: Path) -> None:
+    args = ["call", "Bash", '{"command": "true", "timeout": 0}', "--data-dir", "d"]
+    script = (
+        "import sys\n"
+        "from toolbound.cli import main\n"
+        f"code = main({args!r})\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types'))\n"
+        "print(code, loaded, file=sys.stderr)\n"
+    )
+    out = run("-c", script, cwd=tmp_path)
+    assert out.stderr == "1 []\n"
+
+
+def test_serve_refuses_a_malformed_http_address(tmp_path: Path) -> None:
+    out = run("-m", "toolbound", "serve", "--http", "localhost", cwd=tmp_path)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == (
+        "toolbound: --http takes HOST:PORT, e.g. 127.0.0.1:8765 (got 'localhost')\n"
+    )
+
+
+def test_serve_refuses_a_workspace_that_is_not_a_folder(tmp_path: Path) -> None:
+    out = run("-m", "toolbound", "serve", "--stdio", "--workspace", "nowhere", cwd=tmp_path)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == "toolbound: workspace nowhere is not a directory\n"
+
+
+def test_serve_stdio_and_http_are_exclusive(tmp_path: Path) -> None:
+    out = run("-m", "toolbound", "serve", "--stdio", "--http", "127.0.0.1:1", cwd=tmp_path)
+    assert out.returncode == 2
+    assert "not allowed with argument" in out.stderr
