@@ -29,7 +29,6 @@ from typing import Any
 
 import mcp_types as types
 import pytest
-
 from mcp import Client, StdioServerParameters
 
 # Every wait on the server is bounded by this.
