@@ -16,6 +16,7 @@ every notification the client received. ``clients`` builds further clients.
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
 import re
 import subprocess
@@ -113,8 +114,10 @@ class Clients:
 
     @staticmethod
     def stdio(workspace: Path, data_dir: Path, **kwargs: Any) -> Client:
+        # The SDK hands the server a minimal environment; keep the import path.
+        env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None
         params = StdioServerParameters(
-            command=sys.executable, args=serve_args(workspace, data_dir, "--stdio")
+            command=sys.executable, args=serve_args(workspace, data_dir, "--stdio"), env=env
         )
         return Client(params, read_timeout_seconds=WAIT_S, **kwargs)
 
