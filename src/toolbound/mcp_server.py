@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import re
 import signal
@@ -47,7 +48,7 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
-from pydantic import BaseModel, TypeAdapter
+from pydantic import TypeAdapter
 
 from toolbound import __version__
 from toolbound.host import ToolHost
@@ -61,6 +62,8 @@ from toolbound.results import (
     ReadResult,
 )
 from toolbound.tooldefs import tool_defs
+
+log = logging.getLogger(__name__)
 
 DEFAULT_HTTP_HOST = "127.0.0.1"
 DEFAULT_HTTP_PORT = 8765
@@ -111,11 +114,7 @@ def output_schema(name: str) -> dict[str, Any]:
     Error results are not covered: an MCP client validates ``structuredContent``
     against it only when ``isError`` is false.
     """
-    result_type = _RESULT_TYPES[name]
-    if isinstance(result_type, type) and issubclass(result_type, BaseModel):
-        schema = result_type.model_json_schema(by_alias=True, mode="serialization")
-    else:
-        schema = TypeAdapter(result_type).json_schema(by_alias=True, mode="serialization")
+    schema = TypeAdapter(_RESULT_TYPES[name]).json_schema(by_alias=True, mode="serialization")
     # MCP before 2026-07-28 wants an object schema at the root, union or not.
     return {"type": "object", **schema}
 
@@ -272,9 +271,12 @@ class Sessions:
         try:
             await host.aclose()
         finally:
-            await asyncio.to_thread(host.scratch.remove)
+            # Shielded: the SDK bounds a connection's teardown and may cancel it.
+            with anyio.CancelScope(shield=True):
+                await asyncio.to_thread(host.scratch.remove)
 
     async def aclose(self) -> None:
+        """End every session (the server is stopping)."""
         for sid in list(self._hosts):
             await self.end(sid)
 
@@ -327,9 +329,13 @@ def _progress_sender(ctx: ServerRequestContext[Any]) -> ChunkSink:
             message=event["data"],
             _meta={CHUNK_META_KEY: {"stream": event["stream"], "seq": event["seq"]}},
         )
-        await ctx.session.send_notification(
-            types.ProgressNotification(params=params), related_request_id=ctx.request_id
-        )
+        try:
+            await ctx.session.send_notification(
+                types.ProgressNotification(params=params), related_request_id=ctx.request_id
+            )
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            # Progress is advisory: a client that left loses it, not the call its result.
+            log.debug("dropped a progress notification: the client's stream is closed")
 
     return send
 
