@@ -7,8 +7,9 @@ prints JSON Lines: every chunk event, then the result event.
 the MCP server (``toolbound.mcp_server``, imported only then).
 
 Pieces:
-    build_parser  the argparse tree
-    main          entry point of the console script
+    build_parser        the argparse tree
+    parse_http_address  ``serve --http HOST:PORT``
+    main                entry point of the console script
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ from toolbound.tooldefs import builtin_tool_defs
 # The CLI's own session when none is named, so a spill file named by one call
 # stays readable by the next.
 CLI_SESSION = "cli"
+
+# Where `toolbound serve` listens unless told otherwise (endpoint /mcp).
+DEFAULT_HTTP = "127.0.0.1:8765"
 
 
 def _add_places(p: argparse.ArgumentParser, *, workspace: bool = True) -> None:
@@ -59,11 +63,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser(
         "serve",
-        help="serve the tools over MCP (default: streamable HTTP on 127.0.0.1:8765, /mcp)",
+        help=f"serve the tools over MCP (default: streamable HTTP on {DEFAULT_HTTP}, /mcp)",
     )
     transport = serve.add_mutually_exclusive_group()
     transport.add_argument("--stdio", action="store_true", help="serve over stdin/stdout")
-    transport.add_argument("--http", metavar="HOST:PORT", default=None, help="listen here")
+    transport.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        default=DEFAULT_HTTP,
+        help=f"listen here (default {DEFAULT_HTTP})",
+    )
     _add_places(serve)
 
     tools = sub.add_parser("tools", help="print the tool definitions")
@@ -96,32 +105,31 @@ async def _call(ns: argparse.Namespace, args: Any) -> int:
     return 1 if "error" in result else 0
 
 
-def _serve(ns: argparse.Namespace) -> int:
-    # Imported here: the mcp SDK costs about 2 s, which `toolbound call` never pays.
-    from toolbound.mcp_server import (
-        DEFAULT_HTTP_HOST,
-        DEFAULT_HTTP_PORT,
-        ServeOptions,
-        parse_http_address,
-        serve,
-    )
+def parse_http_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6) -> (host, port); ValueError if malformed."""
+    host, sep, port = text.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"--http takes HOST:PORT, e.g. {DEFAULT_HTTP} (got {text!r})")
+    return host, int(port)
 
+
+def _serve(ns: argparse.Namespace) -> int:
     workspace = Path(ns.workspace).resolve()
     if not workspace.is_dir():
         return _usage(f"workspace {ns.workspace} is not a directory")
-    http: tuple[str, int] | None = (DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT)
-    if ns.stdio:
-        http = None
-    elif ns.http is not None:
-        try:
-            http = parse_http_address(ns.http)
-        except ValueError as err:
-            return _usage(str(err))
+    try:
+        http = None if ns.stdio else parse_http_address(ns.http)
+    except ValueError as err:
+        return _usage(str(err))
+    # Imported here: the mcp SDK costs about 2 s, which `toolbound call` never pays.
+    from toolbound.mcp_server import ServeOptions, serve
+
     options = ServeOptions(
         workspace=workspace,
+        http=http,
         data_dir=Path(ns.data_dir) if ns.data_dir is not None else None,
         allow_external=tuple(Path(d) for d in ns.allow_external),
-        http=http,
     )
     try:
         return serve(options)

@@ -65,8 +65,6 @@ from toolbound.tooldefs import tool_defs
 
 log = logging.getLogger(__name__)
 
-DEFAULT_HTTP_HOST = "127.0.0.1"
-DEFAULT_HTTP_PORT = 8765
 HTTP_PATH = "/mcp"
 # How long an HTTP shutdown waits for open requests before their calls are aborted.
 HTTP_SHUTDOWN_GRACE_S = 5
@@ -83,19 +81,10 @@ class ServeOptions:
     """
 
     workspace: Path
+    http: tuple[str, int] | None
     data_dir: Path | None = None
     allow_external: tuple[Path, ...] = ()
-    http: tuple[str, int] | None = (DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT)
     limits: Limits = DEFAULT_LIMITS
-
-
-def parse_http_address(text: str) -> tuple[str, int]:
-    """``HOST:PORT`` (``[::1]:PORT`` for IPv6) -> (host, port); ValueError if malformed."""
-    host, sep, port = text.rpartition(":")
-    host = host.removeprefix("[").removesuffix("]")
-    if not sep or not host or not port.isdigit() or int(port) > 65535:
-        raise ValueError(f"--http takes HOST:PORT, e.g. 127.0.0.1:8765 (got {text!r})")
-    return host, int(port)
 
 
 # --- tool definitions ---------------------------------------------------------

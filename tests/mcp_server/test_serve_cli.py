@@ -6,6 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from toolbound.cli import main
+
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -26,21 +30,24 @@ def test_toolbound_call_never_imports_the_mcp_sdk(tmp_path: Path) -> None:
     assert out.stderr == "1 []\n"
 
 
-def test_serve_refuses_a_malformed_http_address(tmp_path: Path) -> None:
-    out = run("-m", "toolbound", "serve", "--http", "localhost", cwd=tmp_path)
-    assert (out.returncode, out.stdout) == (2, "")
-    assert out.stderr == (
-        "toolbound: --http takes HOST:PORT, e.g. 127.0.0.1:8765 (got 'localhost')\n"
+def test_serve_refuses_a_malformed_http_address(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--http", "localhost"]) == 2
+    assert capsys.readouterr() == (
+        "",
+        "toolbound: --http takes HOST:PORT, e.g. 127.0.0.1:8765 (got 'localhost')\n",
     )
 
 
-def test_serve_refuses_a_workspace_that_is_not_a_folder(tmp_path: Path) -> None:
-    out = run("-m", "toolbound", "serve", "--stdio", "--workspace", "nowhere", cwd=tmp_path)
-    assert (out.returncode, out.stdout) == (2, "")
-    assert out.stderr == "toolbound: workspace nowhere is not a directory\n"
+def test_serve_refuses_a_workspace_that_is_not_a_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nowhere"
+    assert main(["serve", "--stdio", "--workspace", str(missing)]) == 2
+    assert capsys.readouterr() == ("", f"toolbound: workspace {missing} is not a directory\n")
 
 
-def test_serve_stdio_and_http_are_exclusive(tmp_path: Path) -> None:
-    out = run("-m", "toolbound", "serve", "--stdio", "--http", "127.0.0.1:1", cwd=tmp_path)
-    assert out.returncode == 2
-    assert "not allowed with argument" in out.stderr
+def test_serve_stdio_and_http_are_exclusive(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["serve", "--stdio", "--http", "127.0.0.1:1"])
+    assert exit_.value.code == 2
+    assert "argument --http: not allowed with argument --stdio" in capsys.readouterr().err

@@ -106,6 +106,32 @@ async def test_read_returns_the_window_and_the_file_text(connect: Connect) -> No
         assert text_of(result) == "one\ntwo\n"
 
 
+async def test_glob_lists_matches_newest_first_one_a_line(connect: Connect) -> None:
+    async with connect() as conn:
+        for age, name in enumerate(["new.py", "old.py"]):
+            (conn.dir / name).write_text("x\n")
+            os.utime(conn.dir / name, (1_700_000_000 - age * 100, 1_700_000_000 - age * 100))
+        result = await conn.client.call_tool("Glob", {"pattern": "*.py", "path": conn.rel})
+        assert not result.is_error
+        matches = [f"{conn.rel}/new.py", f"{conn.rel}/old.py"]
+        assert result.structured_content == {"matches": matches, "count": 2, "truncated": False}
+        assert text_of(result) == "\n".join(matches)
+
+
+async def test_grep_lists_matching_lines_as_path_line_text(connect: Connect) -> None:
+    async with connect() as conn:
+        (conn.dir / "a.py").write_text("def f():\n    return 1\n")
+        result = await conn.client.call_tool("Grep", {"pattern": "return", "path": conn.rel})
+        assert not result.is_error
+        assert result.structured_content == {
+            "matches": [{"path": f"{conn.rel}/a.py", "line": 2, "text": "    return 1"}],
+            "count": 1,
+            "files": 1,
+            "truncated": False,
+        }
+        assert text_of(result) == f"{conn.rel}/a.py:2:    return 1"
+
+
 async def test_bash_text_is_stdout_then_stderr_then_the_exit_status(connect: Connect) -> None:
     async with connect() as conn:
         result = await conn.client.call_tool(
