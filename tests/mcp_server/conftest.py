@@ -1,20 +1,23 @@
 """The real server, driven by the official mcp SDK client.
 
 Three ways in, the ``connect`` fixture's params:
-    stdio         ``toolbound serve --stdio`` spawned per test; the default
-                  client (mode "auto": the 2026-07-28 per-request era)
-    http-session  one ``toolbound serve --http 127.0.0.1:0`` per module; the
-                  handshake era, with an ``Mcp-Session-Id`` session
+    stdio         one ``toolbound serve --stdio`` session per module, with the
+                  default client (mode "auto": the 2026-07-28 per-request era)
+    http-session  one ``toolbound serve --http 127.0.0.1:0`` per module; a
+                  client per test in the handshake era (an ``Mcp-Session-Id``)
     http          the same server; the default client (sessionless 2026-07-28)
 
 ``async with connect() as conn`` gives each test its own folder in the
-workspace (``conn.rel``), since the HTTP server's workspace is shared by the
-module. ``conn.notifications`` collects
-every notification the client received. ``clients`` builds further clients.
+workspace (``conn.rel``), since workspaces are shared by the module, and
+``conn.notifications``, every notification the client received meanwhile.
+A module using the shared stdio session runs on a module-scoped event loop
+(``pytestmark = pytest.mark.asyncio(loop_scope="module")``). ``clients``
+builds further clients.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import queue
@@ -30,6 +33,7 @@ from typing import Any
 
 import mcp_types as types
 import pytest
+import pytest_asyncio
 from mcp import Client, StdioServerParameters
 
 # Every wait on the server is bounded by this.
@@ -131,42 +135,89 @@ def clients() -> Clients:
     return Clients()
 
 
-class Connect:
-    """``async with connect() as conn``: a client entered in the test's own task.
+@dataclass
+class Notifications:
+    """Where the client's notifications go: the current test's list."""
+
+    current: list[types.ServerNotification] = field(default_factory=list)
+
+    async def __call__(self, message: object) -> None:
+        if not isinstance(message, Exception):
+            self.current.append(message)  # type: ignore[arg-type]
+
+
+@dataclass
+class StdioSession:
+    client: Client
+    workspace: Path
+    data_dir: Path
+    notifications: Notifications
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def stdio_session(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[StdioSession]:
+    """One stdio server and client for the module, entered and left by one task of its own.
 
     (The SDK client holds anyio task groups, which must be left in the task
     that entered them; a yield fixture's teardown runs in another.)
     """
+    root = tmp_path_factory.mktemp("stdio")
+    workspace, data_dir = root / "ws", root / "data"
+    workspace.mkdir()
+    notifications = Notifications()
+    client = Clients.stdio(workspace, data_dir, message_handler=notifications)
+    ready, stop = asyncio.Event(), asyncio.Event()
 
-    def __init__(self, kind: str, tmp_path: Path, server: HttpServer | None) -> None:
+    async def own() -> None:
+        async with client:
+            ready.set()
+            await stop.wait()
+
+    owner = asyncio.create_task(own())
+    started = asyncio.ensure_future(ready.wait())
+    await asyncio.wait({owner, started}, timeout=WAIT_S, return_when=asyncio.FIRST_COMPLETED)
+    started.cancel()
+    assert ready.is_set(), owner.exception() if owner.done() else "the stdio server is slow"
+    try:
+        yield StdioSession(client, workspace, data_dir, notifications)
+    finally:
+        stop.set()
+        await asyncio.wait_for(owner, WAIT_S)
+
+
+class Connect:
+    """``async with connect() as conn``: a client (HTTP: entered in the test's own task)."""
+
+    def __init__(self, kind: str, server: HttpServer | StdioSession) -> None:
         self.kind = kind
-        self.tmp_path = tmp_path
         self.server = server
 
     @contextlib.asynccontextmanager
     async def __call__(self) -> AsyncIterator[Conn]:
-        notifications: list[types.ServerNotification] = []
-
-        async def on_message(message: object) -> None:
-            if not isinstance(message, Exception):
-                notifications.append(message)  # type: ignore[arg-type]
-
-        if self.server is None:
-            workspace, data_dir = self.tmp_path / "ws", self.tmp_path / "data"
-            workspace.mkdir(exist_ok=True)
-            client = Clients.stdio(workspace, data_dir, message_handler=on_message)
-        else:
-            workspace, data_dir = self.server.workspace, self.server.data_dir
-            mode = "legacy" if self.kind == "http-session" else "auto"
-            client = Clients.http(self.server, mode=mode, message_handler=on_message)
         rel = f"t-{uuid.uuid4().hex[:8]}"
-        (workspace / rel).mkdir()
+        notifications: list[types.ServerNotification] = []
+        (self.server.workspace / rel).mkdir()
+        if isinstance(self.server, StdioSession):
+            self.server.notifications.current = notifications
+            yield Conn(
+                self.server.client,
+                self.kind,
+                self.server.workspace,
+                self.server.data_dir,
+                rel,
+                notifications,
+            )
+            return
+        mode = "legacy" if self.kind == "http-session" else "auto"
+        client = Clients.http(self.server, mode=mode, message_handler=Notifications(notifications))
         async with client:
-            yield Conn(client, self.kind, workspace, data_dir, rel, notifications)
+            yield Conn(
+                client, self.kind, self.server.workspace, self.server.data_dir, rel, notifications
+            )
 
 
 @pytest.fixture(params=["stdio", "http-session", "http"])
-def connect(request: pytest.FixtureRequest, tmp_path: Path) -> Connect:
+def connect(request: pytest.FixtureRequest) -> Connect:
     kind: str = request.param
-    server = None if kind == "stdio" else request.getfixturevalue("http_server")
-    return Connect(kind, tmp_path, server)
+    fixture = "stdio_session" if kind == "stdio" else "http_server"
+    return Connect(kind, request.getfixturevalue(fixture))

@@ -20,6 +20,9 @@ from toolbound.tooldefs import builtin_tool_defs
 if TYPE_CHECKING:
     from conftest import Connect
 
+# The module shares one stdio session (see conftest), so it shares one loop.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
 WAIT_S = 30.0
 
 

@@ -27,15 +27,20 @@ async def wait_until(predicate: Any, what: str) -> None:
         await anyio.sleep(0.02)
 
 
-async def spill_session(client: Client, data_dir: Path) -> str:
-    """Run a command that spills; the id of the session whose scratch dir holds the spill."""
+async def spill(client: Client) -> Path:
+    """Run a command that spills; the spill file."""
     result = await client.call_tool("Bash", SPILLING)
     structured = result.structured_content
     assert isinstance(structured, dict)
-    spill = Path(structured["spill"]["stdout"])
-    assert await anyio.Path(spill).is_file()
-    assert f"Full output saved to {spill}" in structured["stdout"]
-    return spill.relative_to(data_dir / "scratch").parts[0]
+    path = Path(structured["spill"]["stdout"])
+    assert await anyio.Path(path).is_file()
+    assert f"Full output saved to {path}" in structured["stdout"]
+    return path
+
+
+async def spill_session(client: Client, data_dir: Path) -> str:
+    """Run a command that spills; the id of the session whose scratch dir holds the spill."""
+    return (await spill(client)).relative_to(data_dir / "scratch").parts[0]
 
 
 async def test_each_http_session_is_its_own_session_and_its_scratch_goes_when_it_ends(
@@ -53,6 +58,24 @@ async def test_each_http_session_is_its_own_session_and_its_scratch_goes_when_it
         await wait_until(lambda: not (scratch / two).exists(), "the ended session's scratch")
         assert (scratch / one).is_dir()
     await wait_until(lambda: not (scratch / one).exists(), "the other one's scratch")
+
+
+async def test_a_session_reads_its_own_spill_file_and_no_other_session_can(
+    http_server: HttpServer, clients: Clients
+) -> None:
+    async with clients.http(http_server, mode="legacy") as owner:
+        path = await spill(owner)
+        read = await owner.call_tool("Read", {"path": str(path), "limit": 2})
+        assert read.structured_content is not None
+        assert (read.structured_content["root"], read.structured_content["content"]) == (
+            "scratch",
+            "1\n2\n",
+        )
+        async with clients.http(http_server, mode="legacy") as other:
+            refused = await other.call_tool("Read", {"path": str(path)})
+            assert refused.is_error
+            assert refused.structured_content is not None
+            assert refused.structured_content["error"]["code"] == "TOOL_PATH_NOT_ALLOWED"
 
 
 async def test_sessionless_http_calls_share_the_servers_session(
