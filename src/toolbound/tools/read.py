@@ -1,0 +1,339 @@
+"""Read: one window of a text file, byte-faithful, bounded, never blocking.
+
+A call is a chain of stages, all in a worker thread:
+resolve the path inside the roots -> stat it and refuse what is not a regular
+file (before anything is opened, so a FIFO with no writer cannot block) ->
+open it non-blocking and check it is still that file -> refuse binary content
+-> locate the window's first line with the file's line index -> build the
+page from the lines that follow -> the result and its notice.
+
+Read never refuses on size and never holds the file: the index scans in
+blocks, the page holds O(window) bytes. A call aborted while a long first
+scan counts lines stops between blocks and returns an empty window whose
+notice says so; what was counted is kept for the next call.
+
+Pieces:
+    run            the tool: ReadArgs -> ReadResult (or a ToolError)
+    read_window    the blocking body of run
+    describe_kind  what a non-regular file is, for refusals
+    human_size     "2.3 MB (2412345 bytes)"
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import errno
+import itertools
+import os
+import shlex
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+from toolbound.arguments import ReadArgs
+from toolbound.bounds import sniff_binary
+from toolbound.bounds.binary import BinaryVerdict
+from toolbound.bounds.paging import (
+    Page,
+    build_page,
+    head_bytes_for,
+    iter_raw_lines,
+    quick_page,
+    window_notice,
+)
+from toolbound.limits import Limits
+from toolbound.paths import Resolved, Roots
+from toolbound.results import ErrorCode, ReadResult, ToolError
+from toolbound.tools import ToolContext
+from toolbound.tools.lineindex import INDEXES, FileKey, ScanStopped
+
+# The page reads this much at a time; a window is at most 48 KB of text, so one
+# or two reads cover it unless lines are clipped.
+PAGE_READ_BYTES = 64 * 1024
+# A folder listing for "did you mean" suggestions stops after this many names.
+SUGGEST_SCAN_NAMES = 5000
+SUGGEST_NAMES = 3
+
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+async def run(args: ReadArgs, ctx: ToolContext) -> ReadResult:
+    """Read the window ``args.offset .. +limit`` of ``args.path`` (CONTRACT section 4)."""
+    limit = ctx.limits.read_window_lines if args.limit is None else args.limit
+    return await asyncio.to_thread(
+        read_window,
+        ctx.roots,
+        args.path,
+        offset=args.offset,
+        limit=limit,
+        limits=ctx.limits,
+        stop=ctx.abort.is_set,
+    )
+
+
+def read_window(
+    roots: Roots,
+    path: str,
+    *,
+    offset: int,
+    limit: int,
+    limits: Limits,
+    stop: Callable[[], bool] = lambda: False,
+) -> ReadResult:
+    """The blocking body of Read: resolve, stat, open, sniff, locate, page.
+
+    ``stop`` is polled while a long scan counts lines (the call's abort).
+    """
+    target = roots.resolve(path)
+    before = _stat(target)
+    _refuse_non_file(target, before)
+    fd = _open(target, before)
+    try:
+        st = os.fstat(fd)
+        _refuse_binary(fd, target, st, limits)
+        return _page(
+            fd, target, FileKey.of(st), offset=offset, limit=limit, limits=limits, stop=stop
+        )
+    except OSError as err:
+        raise _os_error(err, target) from None
+    finally:
+        os.close(fd)
+
+
+def _stat(target: Resolved) -> os.stat_result:
+    try:
+        return os.stat(target.real)
+    except OSError as err:
+        raise _os_error(err, target) from None
+
+
+def _refuse_non_file(target: Resolved, st: os.stat_result) -> None:
+    if stat.S_ISDIR(st.st_mode):
+        raise ToolError(
+            ErrorCode.IS_DIRECTORY,
+            f"{target.shown} is a directory; Read reads files. List what it holds with Glob "
+            f'(path "{target.shown}", pattern "*"), then Read one of the files.',
+        )
+    if not stat.S_ISREG(st.st_mode):
+        raise ToolError(
+            ErrorCode.NOT_REGULAR_FILE,
+            f"{target.shown} is a {describe_kind(st.st_mode)}, not a regular file. Read does "
+            "not open it (reading could block or never end); read a regular file instead.",
+        )
+
+
+def describe_kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    if stat.S_ISFIFO(mode):
+        return "FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISCHR(mode):
+        return "character device"
+    if stat.S_ISBLK(mode):
+        return "block device"
+    return "special file"
+
+
+def _open(target: Resolved, before: os.stat_result) -> int:
+    """Open without blocking or following a late symlink; check it is the file stat saw."""
+    try:
+        fd = os.open(target.real, _OPEN_FLAGS)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise _changed(target) from None
+        raise _os_error(err, target) from None
+    try:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != (before.st_dev, before.st_ino):
+            raise _changed(target)
+        _refuse_non_file(target, st)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _changed(target: Resolved) -> ToolError:
+    return ToolError(
+        ErrorCode.NOT_FOUND,
+        f"{target.shown} was replaced while it was being opened; call Read again.",
+    )
+
+
+def _refuse_binary(fd: int, target: Resolved, st: os.stat_result, limits: Limits) -> None:
+    head = os.pread(fd, limits.binary_sniff_bytes, 0)
+    verdict = sniff_binary(target.real.name, head, limits=limits)
+    if verdict is None:
+        return
+    quoted = shlex.quote(target.shown)
+    raise ToolError(
+        ErrorCode.BINARY_CONTENT,
+        f"{target.shown} is binary, not text: likely {verdict.likely_type}, "
+        f"{human_size(st.st_size)} ({_why(verdict, limits)}). Read shows text only. "
+        f"Inspect it with Bash instead: `file {quoted}` or `xxd {quoted} | head -n 20`.",
+    )
+
+
+def _why(verdict: BinaryVerdict, limits: Limits) -> str:
+    sniffed = f"its first {human_size(limits.binary_sniff_bytes, exact=False)}"
+    if verdict.reason == "extension":
+        return "judged by its extension"
+    if verdict.reason == "nul":
+        return f"{sniffed} hold NUL bytes"
+    share = round(limits.binary_nonprintable_ratio * 100)
+    return f"over {share}% of {sniffed} is not printable text"
+
+
+def human_size(n_bytes: int, *, exact: bool = True) -> str:
+    """``2412345`` -> ``2.3 MB (2412345 bytes)``; small sizes in bytes only."""
+    size = float(n_bytes)
+    for unit in ("bytes", "KB", "MB", "GB", "TB"):
+        if size < 1024 or unit == "TB":
+            break
+        size /= 1024
+    if unit == "bytes":
+        return f"{n_bytes} bytes"
+    short = f"{size:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{short} ({n_bytes} bytes)" if exact else short
+
+
+def _page(
+    fd: int,
+    target: Resolved,
+    key: FileKey,
+    *,
+    offset: int,
+    limit: int,
+    limits: Limits,
+    stop: Callable[[], bool],
+) -> ReadResult:
+    """Locate line ``offset`` with the index, then take the window that starts there."""
+
+    def read_into(buf: memoryview, pos: int) -> int:
+        return os.preadv(fd, [buf], pos)
+
+    def read_at(pos: int, size: int) -> bytes:
+        return os.pread(fd, size, pos)
+
+    max_lines = min(limit, limits.search.max_lines)
+    try:
+        located = INDEXES.get(key).locate(offset, read_into, stop=stop)
+    except ScanStopped as stopped:
+        return _stopped(target, key, offset=offset, counted=stopped.lines)
+    if located.start is None:
+        page = Page("", 0, 0, 0, 0, "eof")
+        total: int | None = located.total_lines
+        reached_eof = True
+    else:
+        page = _take_window(read_at, located.start, key.size, max_lines=max_lines, limits=limits)
+        reached_eof = located.start + page.raw_bytes >= key.size
+        total = offset + page.line_count if reached_eof else None
+    notice = window_notice(
+        offset=offset,
+        page=page,
+        reached_eof=reached_eof,
+        total_lines=total,
+        limit_lines=max_lines,
+        max_bytes=limits.search.max_bytes,
+        max_line_chars=limits.max_line_chars,
+    )
+    return ReadResult(
+        path=target.shown,
+        root=target.root,
+        content=page.text,
+        offset=offset,
+        line_count=page.line_count,
+        total_lines=total,
+        file_bytes=key.size,
+        truncated=not reached_eof or page.clipped_lines > 0,
+        notice=notice,
+    )
+
+
+def _stopped(target: Resolved, key: FileKey, *, offset: int, counted: int) -> ReadResult:
+    """The result of a call aborted while counting its way to ``offset``: no window."""
+    return ReadResult(
+        path=target.shown,
+        root=target.root,
+        content="",
+        offset=offset,
+        line_count=0,
+        file_bytes=key.size,
+        truncated=True,
+        notice=f"Read was aborted while counting lines to offset {offset} ({counted} "
+        "counted so far, and kept). Call Read again with the same offset to continue.",
+    )
+
+
+def _take_window(
+    read_at: Callable[[int, int], bytes], start: int, size: int, *, max_lines: int, limits: Limits
+) -> Page:
+    """The page from ``start``: from one read when no line needs repair, else line by line."""
+    head_bytes = head_bytes_for(limits.max_line_chars)
+    budget = limits.search.max_bytes
+    buf = read_at(start, min(budget + head_bytes, size - start))
+    page = quick_page(
+        buf,
+        at_eof=start + len(buf) >= size,
+        max_lines=max_lines,
+        max_bytes=budget,
+        max_line_chars=limits.max_line_chars,
+    )
+    if page is not None:
+        return page
+    lines = iter_raw_lines(read_at, start, size, head_bytes=head_bytes, chunk_bytes=PAGE_READ_BYTES)
+    return build_page(
+        lines, max_lines=max_lines, max_bytes=budget, max_line_chars=limits.max_line_chars
+    )
+
+
+def _os_error(err: OSError, target: Resolved) -> ToolError:
+    """Map an OSError from stat/open/read to the error the model reads (one boundary)."""
+    if isinstance(err, PermissionError):
+        return ToolError(
+            ErrorCode.PERMISSION_DENIED,
+            f"Permission denied reading {target.shown}: toolbound's user may not read it "
+            "(or search its folder). Read a file you have access to, or change its permissions.",
+        )
+    if isinstance(err, FileNotFoundError | NotADirectoryError):
+        return ToolError(ErrorCode.NOT_FOUND, _not_found_message(target))
+    if err.errno == errno.ENAMETOOLONG:
+        return ToolError(ErrorCode.INVALID_ARGUMENT, f"The path is too long: {target.shown}.")
+    if err.errno == errno.ELOOP:
+        return ToolError(
+            ErrorCode.NOT_FOUND,
+            f"{target.shown} is a symlink loop and leads to no file; Read the file it was "
+            "meant to point to.",
+        )
+    return ToolError(
+        ErrorCode.NOT_FOUND,
+        f"{target.shown} could not be read: {err.strerror or err}. Check the file and call "
+        "Read again.",
+    )
+
+
+def _not_found_message(target: Resolved) -> str:
+    folder = target.real.parent
+    shown_folder = os.path.dirname(target.shown)
+    glob_hint = f'find it with Glob (pattern "**/{target.real.name}")'
+    if folder.exists() and not folder.is_dir():
+        return f"{target.shown} does not exist: {shown_folder} is a file, not a folder."
+    if not folder.is_dir():
+        return f"{target.shown} does not exist, nor does its folder {shown_folder}; {glob_hint}."
+    near = _nearest_names(folder, target.real.name)
+    if not near:
+        return f"{target.shown} does not exist; {glob_hint}."
+    shown = ", ".join(os.path.join(shown_folder, name) for name in near)
+    return f"{target.shown} does not exist. Did you mean: {shown}? Otherwise {glob_hint}."
+
+
+def _nearest_names(folder: Path, name: str) -> list[str]:
+    """Up to SUGGEST_NAMES names in ``folder`` that look like ``name``."""
+    try:
+        with os.scandir(folder) as entries:
+            names = [e.name for e in itertools.islice(entries, SUGGEST_SCAN_NAMES)]
+    except OSError:
+        return []
+    return difflib.get_close_matches(name, names, n=SUGGEST_NAMES, cutoff=0.6)
