@@ -18,6 +18,7 @@ server) and the table says so.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import statistics
 import subprocess
@@ -116,8 +117,10 @@ async def main() -> None:
             async def in_process() -> object:
                 return await host.call("Read", args)
 
+            # The SDK hands the server a minimal environment; keep the import path.
+            env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None
             params = StdioServerParameters(
-                command=sys.executable, args=_serve_args(workspace, data_dir, "--stdio")
+                command=sys.executable, args=_serve_args(workspace, data_dir, "--stdio"), env=env
             )
             async with Client(params, read_timeout_seconds=WAIT_S) as stdio:
 

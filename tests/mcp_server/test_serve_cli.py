@@ -18,7 +18,8 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_toolbound_call_never_imports_the_mcp_sdk(tmp_path: Path) -> None:
-    args = ["call", "Bash", '{"command": "true", "timeout": 0}', "--data-dir", "d"]
+    (tmp_path / "a.txt").write_text("hello\n")
+    args = ["call", "Read", '{"path": "a.txt"}', "--data-dir", "d"]
     script = (
         "import sys\n"
         "from toolbound.cli import main\n"
@@ -27,7 +28,8 @@ def test_toolbound_call_never_imports_the_mcp_sdk(tmp_path: Path) -> None:
         "print(code, loaded, file=sys.stderr)\n"
     )
     out = run("-c", script, cwd=tmp_path)
-    assert out.stderr == "1 []\n"
+    assert out.stderr == "0 []\n"
+    assert '"content": "hello\\n"' in out.stdout
 
 
 def test_serve_refuses_a_malformed_http_address(capsys: pytest.CaptureFixture[str]) -> None:
