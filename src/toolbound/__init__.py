@@ -7,6 +7,7 @@ from toolbound.bounds import Cut, truncate_to
 from toolbound.host import ToolHost
 from toolbound.limits import DEFAULT_LIMITS, Budget, Limits
 from toolbound.results import ErrorCode, ToolError
+from toolbound.store import SessionStore, estimate_tokens
 from toolbound.tooldefs import builtin_tool_defs
 
 __all__ = [
@@ -15,9 +16,11 @@ __all__ = [
     "Cut",
     "ErrorCode",
     "Limits",
+    "SessionStore",
     "ToolError",
     "ToolHost",
     "builtin_tool_defs",
+    "estimate_tokens",
     "truncate_to",
 ]
 

@@ -3,8 +3,11 @@
 ``toolbound call TOOL 'JSON_ARGS'`` prints one JSON document (exit 0 for a
 result, 1 for a tool error result, 2 for a usage error); with ``--events`` it
 prints JSON Lines: every chunk event, then the result event.
-``toolbound tools`` prints ``builtin_tool_defs()``; ``toolbound serve`` runs
-the MCP server (``toolbound.mcp_server``, imported only then).
+``toolbound tools`` prints ``builtin_tool_defs()``.
+``toolbound session list|show ID|context ID|checkpoint ID --summary TEXT|end ID``
+prints the session store's view as one JSON document.
+``toolbound serve`` runs the MCP server (``toolbound.mcp_server``, imported
+only then).
 
 Pieces:
     build_parser        the argparse tree
@@ -77,6 +80,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     tools = sub.add_parser("tools", help="print the tool definitions")
     tools.add_argument("--format", choices=["anthropic", "openai", "mcp"], default="anthropic")
+
+    session = sub.add_parser("session", help="inspect and compact stored sessions")
+    actions = session.add_subparsers(dest="action", required=True)
+    _add_places(actions.add_parser("list", help="every session"), workspace=False)
+    for action, text in (
+        ("show", "a session: its info, transcript, checkpoints and tool calls"),
+        ("context", "the messages the model gets for a session"),
+        ("checkpoint", "compact a session into a checkpoint"),
+        ("end", "end a session and remove its scratch dir"),
+    ):
+        p = actions.add_parser(action, help=text)
+        p.add_argument("id", help="session id")
+        _add_places(p, workspace=False)
+        if action == "context":
+            p.add_argument("--provider", choices=["anthropic", "openai"], default="anthropic")
+        if action == "checkpoint":
+            p.add_argument("--summary", required=True, help="the summary of the session so far")
     return parser
 
 
@@ -103,6 +123,33 @@ async def _call(ns: argparse.Namespace, args: Any) -> int:
         if not ns.events:
             sys.stdout.write(_dump(result) + "\n")
     return 1 if "error" in result else 0
+
+
+def _session(ns: argparse.Namespace) -> dict[str, Any]:
+    from toolbound.store import SessionError, SessionStore
+
+    with SessionStore(ns.data_dir) as store:
+        if ns.action == "list":
+            return {"sessions": [info.to_wire() for info in store.list()]}
+        if ns.action == "end":
+            return {"session": store.end(ns.id).to_wire()}
+        session = store.get(ns.id)
+        if session is None:
+            raise SessionError(f"there is no session {ns.id!r} in {store.data_dir}")
+        if ns.action == "show":
+            return {
+                "session": session.info().to_wire(),
+                "transcript": session.transcript(),
+                "checkpoints": [c.to_wire() for c in session.checkpoints()],
+                "toolCalls": store.tool_calls(ns.id),
+            }
+        if ns.action == "context":
+            return {
+                "sessionId": ns.id,
+                "provider": ns.provider,
+                "messages": session.context(ns.provider),
+            }
+        return {"checkpoint": session.checkpoint(summary=ns.summary).to_wire()}
 
 
 def parse_http_address(text: str) -> tuple[str, int]:
@@ -149,6 +196,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ns = parser.parse_args(argv)
     if ns.command == "tools":
         sys.stdout.write(_dump(builtin_tool_defs(DEFAULT_LIMITS, ns.format)) + "\n")
+        return 0
+    if ns.command == "session":
+        import sqlite3
+
+        try:
+            document = _session(ns)
+        except (ValueError, OSError, sqlite3.Error) as err:
+            return _usage(str(err))
+        sys.stdout.write(_dump(document) + "\n")
         return 0
     if ns.command == "call":
         try:

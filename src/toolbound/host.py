@@ -4,7 +4,9 @@ A call is a chain of stages: parse the arguments against the limits in force
 (``TOOL_INVALID_ARGUMENT`` / ``TOOL_UNKNOWN`` on failure), run the tool as a
 task, relay its chunk events in ``seq`` order, then the one result event. No
 event follows the result. Cancelling the caller aborts the call and waits for
-the tool to finish stopping before the cancellation goes on.
+the tool to finish stopping before the cancellation goes on. Every call and its
+events are recorded in the session store (the same path for every tool); a
+store that cannot be opened or written costs the recording only.
 
 Pieces:
     ToolHost    the async host: call(), stream(), abort()
@@ -15,9 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
+import sqlite3
 import threading
 import uuid
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -34,15 +38,25 @@ from toolbound.results import (
     WireModel,
 )
 from toolbound.scratch import LiveLock, Scratch, check_session_id, sweep
+from toolbound.store import CallRecorder, SchemaError, SessionStore
 from toolbound.tools import TOOL_NAMES, ToolContext, load_runner
+
+log = logging.getLogger(__name__)
 
 
 class _EventSink:
     """One call's events: seq assigned at emission, under a lock, from any thread."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, tool_call_id: str) -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        tool_call_id: str,
+        record: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
         self._loop = loop
         self._id = tool_call_id
+        # Called under the lock with each chunk/result event, so records keep seq order.
+        self._record = record
         self._lock = threading.Lock()
         self._seq = 0
         self._items: collections.deque[dict[str, Any]] = collections.deque()
@@ -53,8 +67,11 @@ class _EventSink:
         with self._lock:
             if self._closed:
                 return False
-            self._items.append(make(self._seq))
+            item = make(self._seq)
+            self._items.append(item)
             self._seq += 1
+            if self._record is not None and item["type"] != "failed":
+                self._record(item)
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
@@ -129,11 +146,35 @@ class ToolHost:
         self._live = LiveLock(self.data_dir, self.session_id)
         self._calls: dict[str, ToolContext] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._store: SessionStore | None = None
+        self._recorder: CallRecorder | None = None
 
     async def __aenter__(self) -> ToolHost:
         self._live.acquire()
-        sweep(self.data_dir, stale_s=self.limits.scratch_stale_s, keep=frozenset({self.session_id}))
+        self._store, self._recorder = await asyncio.to_thread(self._open_store)
+        is_ended = self._store.is_ended if self._store is not None else (lambda _sid: False)
+        await asyncio.to_thread(
+            sweep,
+            self.data_dir,
+            stale_s=self.limits.scratch_stale_s,
+            is_ended=is_ended,
+            keep=frozenset({self.session_id}),
+        )
         return self
+
+    def _open_store(self) -> tuple[SessionStore | None, CallRecorder | None]:
+        """The session store and this session's recorder; (None, None) if unusable."""
+        try:
+            store = SessionStore(self.data_dir, limits=self.limits)
+        except (sqlite3.Error, OSError, SchemaError) as err:
+            log.warning("toolbound: tool calls are not recorded (%s): %s", self.data_dir, err)
+            return None, None
+        try:
+            return store, store.recorder(self.session_id)
+        except (sqlite3.Error, OSError, SchemaError) as err:
+            log.warning("toolbound: tool calls are not recorded (%s): %s", self.data_dir, err)
+            store.close()
+            return None, None
 
     async def __aexit__(
         self,
@@ -149,6 +190,12 @@ class ToolHost:
             ctx.abort.set()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        recorder, store = self._recorder, self._store
+        self._recorder = self._store = None
+        if recorder is not None:
+            await asyncio.to_thread(recorder.close)
+        if store is not None:
+            store.close()
         self._live.release()
 
     def abort(self, tool_call_id: str) -> bool:
@@ -174,7 +221,10 @@ class ToolHost:
     ) -> AsyncIterator[dict[str, Any]]:
         """Yield a call's chunk events in ``seq`` order, then its result event."""
         call_id = tool_call_id or f"call_{uuid.uuid4().hex[:16]}"
-        sink = _EventSink(asyncio.get_running_loop(), call_id)
+        handle = self._recorder.start(call_id, name, args) if self._recorder else None
+        sink = _EventSink(
+            asyncio.get_running_loop(), call_id, handle.event if handle is not None else None
+        )
         ctx = ToolContext(
             limits=self.limits,
             roots=self.roots,
@@ -188,6 +238,9 @@ class ToolHost:
         task.add_done_callback(self._tasks.discard)
         try:
             async for event in sink.events():
+                if handle is not None and event["type"] == "result":
+                    # Recorded before it is returned, so a finished call replays at once.
+                    await handle.settled()
                 yield event
         finally:
             if not task.done():

@@ -88,6 +88,8 @@ class Limits:
     # Checkpoint retention (D203) and the head share kept of the crossing message.
     checkpoint_retained_tokens: int = 20_000
     checkpoint_head_share: float = 0.75
+    # How long a store write waits for another process's write lock.
+    store_busy_timeout_s: float = 5.0
     # Scratch dirs of sessions untouched for longer than this are swept at start.
     scratch_stale_s: float = 24 * 3600.0
     # How many bytes of a file the binary sniff reads, and its non-printable share.

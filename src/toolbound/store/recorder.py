@@ -1,0 +1,189 @@
+"""Recording a host's tool calls and their events, off the event loop.
+
+The host hands each call's start and each event (chunk or result, with its
+``seq``) to a :class:`CallRecorder`, which only queues them; one background
+thread with its own connection writes whatever is queued in one transaction
+at a time, so a burst of chunks costs one commit, and the event loop never
+waits on SQLite. A call's result is awaited (``CallHandle.settled``) until
+its transaction committed, so a call that returned can be replayed at once.
+When a write fails (the database stayed locked past the busy timeout, the
+disk is full or read-only), that batch is lost (logged once), later batches
+are tried again, and the calls themselves go on untouched.
+
+Pieces:
+    CallHandle    one call being recorded: event(), settled()
+    CallRecorder  the queue and its writer thread: start(), close()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import json
+import logging
+import queue
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolbound.store.db import connect
+
+log = logging.getLogger(__name__)
+
+# How many queued operations one transaction takes at most.
+_BATCH = 2048
+
+
+@dataclass(eq=False)
+class CallHandle:
+    """One call being recorded. ``event`` is safe from any thread."""
+
+    _recorder: CallRecorder
+    tool_call_id: str
+    done: concurrent.futures.Future[None] = field(default_factory=concurrent.futures.Future)
+    row_id: int | None = None
+
+    def event(self, event: dict[str, Any]) -> None:
+        """Queue one wire event (``{"type": "chunk"|"result", "seq", ...}``)."""
+        self._recorder._put(("event", self, event, time.time()))
+
+    async def settled(self) -> None:
+        """Wait until the result event is committed (or recording gave up on it)."""
+        await asyncio.wrap_future(self.done)
+
+
+_Op = tuple[Any, ...]
+
+
+class CallRecorder:
+    """Writes one session's tool calls and events from a background thread."""
+
+    def __init__(self, db_path: Path, session_id: str, *, busy_timeout_s: float) -> None:
+        """Open the recorder's own connection (raising if the store is unusable) and start."""
+        self.db_path = db_path
+        self.session_id = session_id
+        self._conn = connect(db_path, busy_timeout_s=busy_timeout_s)
+        self._queue: queue.SimpleQueue[_Op] = queue.SimpleQueue()
+        self._closed = False
+        self._degraded = False
+        self._thread = threading.Thread(target=self._run, name="toolbound-recorder", daemon=True)
+        self._thread.start()
+
+    def start(self, tool_call_id: str, tool: str, args: object) -> CallHandle:
+        """Queue a call's start; the returned handle records its events."""
+        handle = CallHandle(self, tool_call_id)
+        self._put(("call", handle, tool, _args_json(args), time.time()))
+        return handle
+
+    def close(self) -> None:
+        """Write everything queued, then stop the thread (blocking: call it in a thread)."""
+        if not self._closed:
+            self._closed = True
+            self._queue.put(("close",))
+        self._thread.join()
+
+    def _put(self, op: _Op) -> None:
+        if self._closed:
+            _settle([op])
+            return
+        self._queue.put(op)
+
+    def _run(self) -> None:
+        conn = self._conn
+        try:
+            while True:
+                ops = [self._queue.get()]
+                while len(ops) < _BATCH:
+                    try:
+                        ops.append(self._queue.get_nowait())
+                    except queue.Empty:
+                        break
+                closing = any(op[0] == "close" for op in ops)
+                self._write(conn, [op for op in ops if op[0] != "close"])
+                if closing:
+                    return
+        finally:
+            conn.close()
+            # Whatever raced past close() is not written, but never left waiting.
+            leftover: list[_Op] = []
+            while True:
+                try:
+                    leftover.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            _settle(leftover)
+
+    def _degrade(self, err: BaseException) -> None:
+        if not self._degraded:
+            self._degraded = True
+            log.warning(
+                "toolbound: some tool calls could not be recorded in %s: %s", self.db_path, err
+            )
+
+    def _write(self, conn: sqlite3.Connection, ops: list[_Op]) -> None:
+        if ops:
+            inserted: list[CallHandle] = []
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                for op in ops:
+                    _apply(conn, self.session_id, op, inserted)
+                conn.execute("COMMIT")
+            except Exception as err:
+                # Whatever went wrong, this thread must live on and settle the
+                # waiting calls: recording is never worth a hung tool call.
+                with contextlib.suppress(sqlite3.Error):
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                for handle in inserted:
+                    handle.row_id = None
+                self._degrade(err)
+        _settle(ops)
+
+
+def _apply(conn: sqlite3.Connection, session_id: str, op: _Op, inserted: list[CallHandle]) -> None:
+    if op[0] == "call":
+        _, handle, tool, args, at = op
+        cur = conn.execute(
+            "INSERT INTO tool_calls (session_id, tool_call_id, tool, args, started_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (session_id, handle.tool_call_id, tool, args, at),
+        )
+        handle.row_id = cur.lastrowid
+        inserted.append(handle)
+        return
+    _, handle, event, at = op
+    if handle.row_id is None:
+        return  # its call could not be recorded
+    is_chunk = event["type"] == "chunk"
+    conn.execute(
+        "INSERT INTO tool_events (call_id, seq, type, stream, data, result, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            handle.row_id,
+            event["seq"],
+            event["type"],
+            event["stream"] if is_chunk else None,
+            event["data"] if is_chunk else None,
+            None if is_chunk else json.dumps(event["result"], ensure_ascii=False),
+            at,
+        ),
+    )
+
+
+def _settle(ops: list[_Op]) -> None:
+    """Resolve the futures of the result events among ``ops``: they are written (or lost)."""
+    for op in ops:
+        if op[0] == "event" and op[2]["type"] == "result" and not op[1].done.done():
+            op[1].done.set_result(None)
+
+
+def _args_json(args: object) -> str:
+    try:
+        return json.dumps(args, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        # A caller passed something JSON cannot hold; the call itself will say so.
+        return json.dumps(repr(args), ensure_ascii=False)

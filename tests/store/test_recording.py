@@ -1,0 +1,133 @@
+"""The host records every tool call and its events through the store, replayable by seq."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import sys
+import threading
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolbound import DEFAULT_LIMITS, SessionStore, ToolHost
+from toolbound.results import GlobResult, WireModel
+from toolbound.tools import ToolContext
+
+
+def _chunky_tool() -> types.ModuleType:
+    """A stand-in tool module that streams chunks from a thread and from the loop."""
+
+    async def run(args: Any, ctx: ToolContext) -> WireModel:
+        def worker() -> None:
+            for i in range(200):
+                ctx.emit("stdout" if i % 3 else "stderr", f"line {i}\n")
+
+        thread = threading.Thread(target=worker)
+        thread.start()
+        await asyncio.to_thread(thread.join)
+        ctx.emit("stdout", "done ✓\n")
+        return GlobResult(matches=["a.py"], count=1, truncated=False)
+
+    module = types.ModuleType("toolbound.tools.bash")
+    module.run = run  # type: ignore[attr-defined]
+    return module
+
+
+async def test_an_invalid_read_call_is_recorded_with_its_result(tmp_path: Path) -> None:
+    async with ToolHost(workspace=tmp_path, data_dir=tmp_path / "data", session_id="s1") as host:
+        events = [e async for e in host.stream("Read", {"path": 5}, tool_call_id="c1")]
+        with SessionStore(tmp_path / "data") as store:
+            assert store.events("c1") == events
+            (recorded,) = store.tool_calls("s1")
+    assert isinstance(recorded.pop("startedAt"), float)
+    assert recorded == {
+        "toolCallId": "c1",
+        "tool": "Read",
+        "args": {"path": 5},
+        "result": events[-1]["result"],
+    }
+    assert events[-1]["result"]["error"]["code"] == "TOOL_INVALID_ARGUMENT"
+
+
+async def test_an_unknown_tool_call_is_recorded_too(tmp_path: Path) -> None:
+    async with ToolHost(workspace=tmp_path, data_dir=tmp_path, session_id="s1") as host:
+        result = await host.call("Edit", {}, tool_call_id="c2")
+    with SessionStore(tmp_path) as store:
+        assert store.events("c2") == [
+            {"type": "result", "toolCallId": "c2", "seq": 0, "result": result}
+        ]
+        assert store.events("c2", session_id="other") == []
+
+
+async def test_streamed_chunks_replay_with_the_same_seq_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "toolbound.tools.bash", _chunky_tool())
+    async with ToolHost(workspace=tmp_path, data_dir=tmp_path, session_id="s1") as host:
+        events = [e async for e in host.stream("Bash", {"command": "x"}, tool_call_id="b1")]
+        # Recorded before the result was handed out: replayable while the host lives.
+        with SessionStore(tmp_path) as store:
+            replayed = store.events("b1")
+    assert [e["seq"] for e in events] == list(range(202))
+    assert replayed == events
+    assert events[-2] == {
+        "type": "chunk",
+        "toolCallId": "b1",
+        "stream": "stdout",
+        "seq": 200,
+        "data": "done ✓\n",
+    }
+
+
+async def test_host_start_sweeps_scratch_dirs_of_ended_sessions(tmp_path: Path) -> None:
+    with SessionStore(tmp_path) as store:
+        store.session("old")
+        store.session("open")
+        store.end("old")
+    for sid in ("old", "open"):
+        # A straggler wrote into the ended session's dir after it ended.
+        (tmp_path / "scratch" / sid / "tool-output").mkdir(parents=True)
+    async with ToolHost(workspace=tmp_path, data_dir=tmp_path, session_id="new"):
+        pass
+    assert sorted(p.name for p in (tmp_path / "scratch").iterdir()) == ["open"]
+
+
+@pytest.mark.parametrize("spoil", ["file_in_the_way", "database_is_a_directory"])
+async def test_an_unusable_data_dir_costs_the_recording_not_the_call(
+    tmp_path: Path, spoil: str
+) -> None:
+    if spoil == "file_in_the_way":
+        (tmp_path / "blocker").write_text("not a directory")
+        data_dir = tmp_path / "blocker" / "data"
+    else:
+        data_dir = tmp_path / "data"
+        (data_dir / "toolbound.db").mkdir(parents=True)
+    async with ToolHost(workspace=tmp_path, data_dir=data_dir, session_id="s1") as host:
+        result = await host.call("Glob", {"limit": 0})
+    assert result["error"]["code"] == "TOOL_INVALID_ARGUMENT"
+
+
+async def test_a_store_that_stays_locked_delays_the_result_at_most_the_busy_timeout(
+    tmp_path: Path,
+) -> None:
+    limits = DEFAULT_LIMITS.replace(store_busy_timeout_s=0.2)
+    async with ToolHost(
+        workspace=tmp_path, data_dir=tmp_path, session_id="s1", limits=limits
+    ) as host:
+        blocker = sqlite3.connect(tmp_path / "toolbound.db", isolation_level=None)
+        blocker.execute("BEGIN EXCLUSIVE")
+        try:
+            result = await asyncio.wait_for(host.call("Edit", {}, tool_call_id="c1"), 10)
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        later = await host.call("Edit", {}, tool_call_id="c2")
+    assert result["error"]["code"] == "TOOL_UNKNOWN"
+    with SessionStore(tmp_path) as store:
+        assert store.events("c1") == []
+        assert store.events("c2") == [
+            {"type": "result", "toolCallId": "c2", "seq": 0, "result": later}
+        ]

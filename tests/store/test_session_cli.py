@@ -1,0 +1,85 @@
+"""``toolbound session …``: one JSON document on stdout, exit 2 on usage errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from toolbound import SessionStore
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolbound", "session", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def doc(*args: str) -> Any:
+    done = cli(*args)
+    assert (done.returncode, done.stderr) == (0, "")
+    return json.loads(done.stdout)
+
+
+def test_session_commands_show_compact_and_end_a_stored_session(tmp_path: Path) -> None:
+    data = str(tmp_path)
+    with SessionStore(tmp_path) as store:
+        session = store.session("s1")
+        session.append({"role": "user", "content": "fix the build"})
+        session.append({"role": "assistant", "content": "done"})
+    listed = doc("list", "--data-dir", data)
+    assert [(s["id"], s["messages"], s["endedAt"]) for s in listed["sessions"]] == [("s1", 2, None)]
+    shown = doc("show", "s1", "--data-dir", data)
+    assert shown["transcript"] == [
+        {"role": "user", "content": "fix the build"},
+        {"role": "assistant", "content": "done"},
+    ]
+    assert (shown["checkpoints"], shown["toolCalls"]) == ([], [])
+    record = doc("checkpoint", "s1", "--summary", "built it", "--data-dir", data)["checkpoint"]
+    assert (record["retained"], record["throughSeq"]) == (
+        [{"role": "user", "content": "fix the build"}],
+        1,
+    )
+    assert doc("context", "s1", "--provider", "openai", "--data-dir", data) == {
+        "sessionId": "s1",
+        "provider": "openai",
+        "messages": [
+            {"role": "user", "content": "fix the build"},
+            {"role": "user", "content": "built it"},
+        ],
+    }
+    ended = doc("end", "s1", "--data-dir", data)["session"]
+    assert ended["endedAt"] is not None
+    assert doc("show", "s1", "--data-dir", data)["session"] == ended
+
+
+def test_session_usage_errors_exit_2_with_nothing_on_stdout(tmp_path: Path) -> None:
+    for args in (
+        ("show", "missing", "--data-dir", str(tmp_path)),
+        ("checkpoint", "s1", "--data-dir", str(tmp_path)),
+        ("end", "../x", "--data-dir", str(tmp_path)),
+        ("frobnicate",),
+    ):
+        done = cli(*args)
+        assert (done.returncode, done.stdout) == (2, ""), args
+        assert done.stderr
+
+
+def test_session_list_uses_the_default_data_dir_from_the_environment(tmp_path: Path) -> None:
+    with SessionStore(tmp_path / "env-data") as store:
+        store.session("from-env")
+    done = subprocess.run(
+        [sys.executable, "-m", "toolbound", "session", "list"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "TOOLBOUND_DATA_DIR": str(tmp_path / "env-data")},
+    )
+    assert done.returncode == 0
+    assert [s["id"] for s in json.loads(done.stdout)["sessions"]] == ["from-env"]
