@@ -11,9 +11,10 @@ Importing this module imports ``mcp`` (about 2 s), so only ``toolbound
 serve`` imports it; ``toolbound call`` never does.
 
 Sessions: each MCP session is one toolbound session with its own
-``ToolHost``, whose id is derived from the MCP session id (``mcp-<id>``) and
-whose scratch dir is removed when the MCP session ends (client DELETE, idle
-timeout, server shutdown). A connection without an MCP session id (stdio,
+``ToolHost`` (which records its calls in the session store), whose id is
+derived from the MCP session id (``mcp-<id>``). When the MCP session ends
+(client DELETE, idle timeout, server shutdown) it is ended in the store and
+its scratch dir is removed. A connection without an MCP session id (stdio,
 where the process is the session; the sessionless 2026-07-28 HTTP exchange)
 shares the server's own session, ended when the server stops.
 
@@ -36,6 +37,7 @@ import os
 import re
 import signal
 import socket
+import sqlite3
 import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -61,6 +63,7 @@ from toolbound.results import (
     GrepFilesResult,
     ReadResult,
 )
+from toolbound.store import SchemaError, SessionStore
 from toolbound.tooldefs import tool_defs
 
 log = logging.getLogger(__name__)
@@ -216,6 +219,21 @@ def _mcp_session(
     return None, None
 
 
+def _end_stored_session(host: ToolHost) -> None:
+    """Mark the session ended in the store, which removes its scratch dir; remove it anyway.
+
+    A store that cannot be written costs the record only (as for the host's
+    recording), never the removal.
+    """
+    try:
+        with SessionStore(host.data_dir, limits=host.limits) as store:
+            store.session(host.session_id)
+            store.end(host.session_id)
+    except (sqlite3.Error, OSError, SchemaError) as err:
+        log.warning("toolbound: session %s not marked ended: %s", host.session_id, err)
+    host.scratch.remove()
+
+
 @dataclass
 class Sessions:
     """One started ToolHost per MCP session; ending a session removes its scratch dir."""
@@ -253,7 +271,7 @@ class Sessions:
         return host
 
     async def end(self, sid: str) -> None:
-        """Stop the session's running calls, then remove its scratch dir."""
+        """Stop the session's running calls, then end it in the store and remove its scratch dir."""
         host = self._hosts.pop(sid, None)
         if host is None:
             return
@@ -262,7 +280,7 @@ class Sessions:
         finally:
             # Shielded: the SDK bounds a connection's teardown and may cancel it.
             with anyio.CancelScope(shield=True):
-                await asyncio.to_thread(host.scratch.remove)
+                await asyncio.to_thread(_end_stored_session, host)
 
     async def aclose(self) -> None:
         """End every session (the server is stopping)."""

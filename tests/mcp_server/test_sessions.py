@@ -1,4 +1,4 @@
-"""Each MCP session is one toolbound session; its scratch dir goes when it ends."""
+"""Each MCP session is one toolbound session in the store; it ends with the MCP session."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import pytest
 from mcp import Client
+
+from toolbound.store import SessionStore
 
 if TYPE_CHECKING:
     from conftest import Clients, HttpServer
@@ -25,6 +27,17 @@ async def wait_until(predicate: Any, what: str) -> None:
         if time.monotonic() > deadline:
             pytest.fail(f"timed out waiting for {what}")
         await anyio.sleep(0.02)
+
+
+async def stored(data_dir: Path, sid: str) -> tuple[bool, int]:
+    """The session store's view of a session: has it ended, and how many calls it recorded."""
+
+    def look() -> tuple[bool, int]:
+        with SessionStore(data_dir) as store:
+            info = store.info(sid)
+        return info.ended_at is not None, info.tool_calls
+
+    return await anyio.to_thread.run_sync(look)
 
 
 async def spill(client: Client) -> Path:
@@ -43,7 +56,7 @@ async def spill_session(client: Client, data_dir: Path) -> str:
     return (await spill(client)).relative_to(data_dir / "scratch").parts[0]
 
 
-async def test_each_http_session_is_its_own_session_and_its_scratch_goes_when_it_ends(
+async def test_each_http_session_is_its_own_stored_session_and_ends_with_its_scratch(
     http_server: HttpServer, clients: Clients
 ) -> None:
     scratch = http_server.data_dir / "scratch"
@@ -57,7 +70,10 @@ async def test_each_http_session_is_its_own_session_and_its_scratch_goes_when_it
             assert await spill_session(first, http_server.data_dir) == one
         await wait_until(lambda: not (scratch / two).exists(), "the ended session's scratch")
         assert (scratch / one).is_dir()
+        assert await stored(http_server.data_dir, two) == (True, 1)
+        assert await stored(http_server.data_dir, one) == (False, 2)
     await wait_until(lambda: not (scratch / one).exists(), "the other one's scratch")
+    assert await stored(http_server.data_dir, one) == (True, 2)
 
 
 async def test_a_session_reads_its_own_spill_file_and_no_other_session_can(
@@ -88,7 +104,7 @@ async def test_sessionless_http_calls_share_the_servers_session(
     assert (http_server.data_dir / "scratch" / one).is_dir()
 
 
-async def test_the_stdio_session_scratch_goes_when_the_client_leaves(
+async def test_the_stdio_session_ends_and_its_scratch_goes_when_the_client_leaves(
     tmp_path: Path, clients: Clients
 ) -> None:
     workspace, data_dir = tmp_path / "ws", tmp_path / "data"
@@ -97,3 +113,4 @@ async def test_the_stdio_session_scratch_goes_when_the_client_leaves(
         sid = await spill_session(client, data_dir)
         assert re.fullmatch(r"mcp-[0-9a-f]{16}", sid), sid
     await wait_until(lambda: not (data_dir / "scratch" / sid).exists(), "the scratch dir to go")
+    assert await stored(data_dir, sid) == (True, 1)
