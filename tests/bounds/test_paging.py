@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,7 +12,6 @@ from toolbound.bounds.paging import (
     decode_counting,
     head_bytes_for,
     iter_raw_lines,
-    nth_newline,
     quick_page,
     window_notice,
 )
@@ -90,20 +88,6 @@ def test_lines_reassemble_the_bytes_exactly(data: bytes, head_bytes: int, chunk_
         assert line.head == body[:head_bytes]
         rebuilt += body + line.eol
     assert rebuilt == data
-
-
-@pytest.mark.parametrize("n", [1, 2, 77, 500, 1999, 2000])
-def test_nth_newline_finds_the_exact_newline(n: int) -> None:
-    buf = b"".join(b"line %d\n" % i for i in range(2000))
-    expected = -1
-    for _ in range(n):
-        expected = buf.index(b"\n", expected + 1)
-    assert nth_newline(buf, n) == expected
-
-
-def test_nth_newline_is_minus_one_when_there_are_fewer() -> None:
-    assert nth_newline(b"a\nb\n" * 300, 601) == -1
-    assert nth_newline(b"a\nb\nc\n", 2, 2, 6) == 5
 
 
 def test_valid_utf8_decodes_without_repairs() -> None:

@@ -17,7 +17,6 @@ Pieces:
     RawLine          a line's first bytes, its full length and its ending
     head_bytes_for   how many bytes of a line are enough to clip it
     iter_raw_lines   read_at + byte range -> RawLine stream (memchr-speed scan)
-    nth_newline      where the n-th newline of a buffer is, without a per-line loop
     decode_counting  UTF-8 -> text, with the positions and sizes of bad bytes
     Page, build_page RawLine stream + limits -> the window's text and counts
     quick_page       the same page from one buffer, when no line needs repair
@@ -31,13 +30,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from toolbound.bounds.lines import clip_line
+from toolbound.bounds.newlines import count_newlines, nth_newline
 from toolbound.limits import format_size
 
 ReadAt = Callable[[int, int], bytes]
 """``read_at(position, size)``: up to ``size`` bytes at ``position``; fewer only at the end."""
 
-# Below this many bytes, nth_newline finds newlines one by one instead of halving.
-_DIRECT_SCAN_BYTES = 512
 _UTF8_MAX_BYTES = 4
 
 
@@ -124,31 +122,6 @@ def iter_raw_lines(
             if not chunk:
                 yield _line(head, length, 0, ended=False)
                 return
-
-
-def nth_newline(buf: bytes | bytearray, n: int, start: int = 0, end: int | None = None) -> int:
-    """Index of the ``n``-th newline (``n >= 1``) in ``buf[start:end]``, or -1.
-
-    Halves the range with ``bytes.count`` (C speed) until it is small, so the
-    work is about two passes over the range and never one Python step per line.
-    """
-    if n < 1:
-        raise ValueError("n must be at least 1")
-    lo, hi = start, len(buf) if end is None else end
-    while hi - lo > _DIRECT_SCAN_BYTES:
-        mid = (lo + hi) // 2
-        below = buf.count(b"\n", lo, mid)
-        if below >= n:
-            hi = mid
-        else:
-            n -= below
-            lo = mid
-    at = lo - 1
-    for _ in range(n):
-        at = buf.find(b"\n", at + 1, hi)
-        if at < 0:
-            return -1
-    return at
 
 
 def decode_counting(data: bytes) -> tuple[str, tuple[tuple[int, int], ...]]:
@@ -289,7 +262,7 @@ def quick_page(
         return None
     if end > max_line_chars and max(map(len, window.split(b"\n"))) > max_line_chars:
         return None
-    lines = window.count(b"\n") + (0 if not window or window.endswith(b"\n") else 1)
+    lines = count_newlines(window) + (0 if not window or window.endswith(b"\n") else 1)
     if lines == max_lines:
         stop = "limit"  # as build_page says: the limit ended it, whatever follows
     return Page(text, lines, end, 0, 0, stop)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from toolbound.bounds import markers
+from toolbound.bounds.newlines import count_newlines, nth_newline, nth_newline_from_end
 from toolbound.limits import Keep
 
 Fired = Literal["bytes", "lines", "capture"]
@@ -31,7 +32,7 @@ def count_lines(data: bytes) -> int:
     """Newline-terminated lines, plus a final unterminated one."""
     if not data:
         return 0
-    return data.count(b"\n") + (0 if data[-1] == _NL else 1)
+    return count_newlines(data) + (0 if data[-1] == _NL else 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,51 +112,12 @@ def _suffix_start(data: bytes, start: int) -> int:
     return start
 
 
-_LINEAR = 256  # below this span, step newline by newline
-
-
-def _after_nth_newline(data: bytes, n: int, end: int) -> int:
-    """Position just after the ``n``-th newline of ``data[:end]`` (which has at least ``n``).
-
-    Bisects with ``bytes.count`` over halving spans, so the whole search scans
-    about ``end`` bytes at memchr speed instead of stepping ``n`` times in Python.
-    """
-    lo, hi, before = 0, end, 0
-    while hi - lo > _LINEAR:
-        mid = (lo + hi) // 2
-        c = data.count(b"\n", lo, mid)
-        if before + c >= n:
-            hi = mid
-        else:
-            lo, before = mid, before + c
-    pos = lo
-    for _ in range(n - before):
-        pos = data.index(b"\n", pos) + 1
-    return pos
-
-
-def _at_nth_newline_from_end(data: bytes, n: int, start: int, end: int) -> int:
-    """Index of the ``n``-th newline counted back from the end of ``data[start:end]``."""
-    lo, hi, after = start, end, 0
-    while hi - lo > _LINEAR:
-        mid = (lo + hi) // 2
-        c = data.count(b"\n", mid, hi)
-        if after + c >= n:
-            lo = mid
-        else:
-            hi, after = mid, after + c
-    pos = hi
-    for _ in range(n - after):
-        pos = data.rindex(b"\n", lo, pos)
-    return pos
-
-
 def _head_end(data: bytes, max_bytes: int, max_lines: int) -> tuple[int, Fired | None, int]:
     """Where a head cut ends (after whole lines within both limits), and the lines kept."""
     window = min(len(data), max_bytes)
-    newlines = data.count(b"\n", 0, window)
+    newlines = count_newlines(data, 0, window)
     if newlines >= max_lines:
-        end = _after_nth_newline(data, max_lines, window)
+        end = nth_newline(data, max_lines, 0, window) + 1
         return end, ("lines" if end < len(data) else None), max_lines
     if len(data) <= max_bytes:
         return len(data), None, count_lines(data) if data else 0
@@ -169,9 +131,9 @@ def _tail_start(data: bytes, max_bytes: int, max_lines: int) -> tuple[int, Fired
     window_start = max(0, len(data) - max_bytes - 1)
     # A final newline ends the last line; it does not separate two lines.
     body_end = len(data) - 1 if data and data[-1] == _NL else len(data)
-    separators = data.count(b"\n", window_start, body_end)
+    separators = count_newlines(data, window_start, body_end)
     if separators >= max_lines:
-        start = _at_nth_newline_from_end(data, max_lines, window_start, body_end) + 1
+        start = nth_newline_from_end(data, max_lines, window_start, body_end) + 1
         return start, "lines", max_lines
     if len(data) <= max_bytes:
         return 0, None, separators + 1 if data else 0

@@ -31,7 +31,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from toolbound.bounds.paging import nth_newline
+from toolbound.bounds.newlines import count_newlines, nth_newline
 
 # One read of the scan. 1 MiB: large enough that the syscall and the Python
 # step per block vanish next to bytes.count, small enough to stay in cache.
@@ -163,7 +163,7 @@ class LineIndex:
                 if n <= 0:
                     end = pos  # the file shrank under us: it ends here
                     break
-                count = buf.count(b"\n", 0, n)
+                count = count_newlines(buf, 0, n)
                 if count >= need:
                     pos += nth_newline(buf, need, 0, n) + 1
                     seen += need

@@ -1,0 +1,365 @@
+"""The Bash tool: run a command, stream it, bound it, and leave nothing behind.
+
+One call is a chain of stages:
+
+1. **spawn**: ``bash -c COMMAND`` in the workspace as a new process tree
+   (``exec.tree``), one reader thread per stream (``exec.reader``).
+2. **watch**: wait for the shell to exit, the timeout, or an abort.
+3. **stop**: on timeout or abort, stop the whole tree (SIGTERM, grace,
+   SIGKILL, reap). When the shell exited by itself, drain the pipes for
+   ``linger_drain_s`` and stop whatever it left running.
+4. **close**: wait (bounded) for both readers to reach EOF, then stop them;
+   the streams close only after the tree is gone, and no chunk is emitted
+   after this stage, so none can follow the result.
+5. **shape**: each stream's capture through ``truncate_to`` (stdout head,
+   stderr tail), spilling the fuller captured copy of a cut stream.
+
+Pieces:
+    run            the tool's entry point
+    Ending         how the shell's run ended
+    shape_stream   a capture -> the model's text (pure but for the spill)
+    notices        the model-facing notice sentences
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal as signals
+import threading
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from enum import Enum
+
+from toolbound.arguments import BashArgs
+from toolbound.bounds import Cut, truncate_to
+from toolbound.exec.capture import Captured, HeadCapture, capture_for, is_utf8
+from toolbound.exec.reader import StopSignal, StreamReader
+from toolbound.exec.tree import Shell, reap_lingering, spawn_shell, stop_tree
+from toolbound.limits import Budget, Keep, Limits
+from toolbound.results import (
+    BashResult,
+    ErrorCode,
+    SpillPaths,
+    Stream,
+    StreamCounts,
+    StreamPair,
+    ToolError,
+)
+from toolbound.scratch import Scratch
+from toolbound.tools import ToolContext
+
+# How often a stopping tree is rescanned for members that have not exited yet.
+_STOP_POLL_S = 0.01
+
+
+class Ending(Enum):
+    EXITED = "exited"
+    TIMED_OUT = "timed out"
+    ABORTED = "aborted"
+
+
+@dataclass(slots=True)
+class _Readers:
+    """Both streams' reader threads and the event set when both are done."""
+
+    stdout: StreamReader
+    stderr: StreamReader
+    done: asyncio.Event
+    stop: StopSignal
+
+    def join(self, timeout_s: float) -> None:
+        """Block until both readers ended, bounded (only when the loop cannot wait)."""
+        self.stdout.join(timeout_s)
+        self.stderr.join(timeout_s)
+
+    def abandon(self) -> None:
+        """Stop reading both pipes now, wherever each reader runs."""
+        self.stop.set()
+        self.stdout.stop()
+        self.stderr.stop()
+
+    def close(self) -> None:
+        """Close the stop descriptor once both readers have ended."""
+        # A reader still running would poll a closed (maybe reused) descriptor:
+        # leak the eventfd instead in that never-seen case.
+        if not (self.stdout.is_alive() or self.stderr.is_alive()):
+            self.stop.close()
+
+    async def wait(self, timeout_s: float) -> bool:
+        """True if both reached their end within ``timeout_s``."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.done.wait(), timeout_s)
+        return self.done.is_set()
+
+
+async def run(args: BashArgs, ctx: ToolContext) -> BashResult:
+    """Run ``args.command`` and return its bounded result (CONTRACT section 4)."""
+    limits = ctx.limits
+    timeout_s = args.timeout if args.timeout is not None else limits.bash_timeout_default_s
+    started = time.monotonic()
+    shell = _spawn(args.command, ctx)
+    readers = _start_readers(shell, ctx)
+    finished = False
+    try:
+        ending = await _watch(shell, timeout_s=timeout_s, abort=ctx.abort)
+        stopped = await _stop(shell, ending, readers, limits=limits, abort=ctx.abort)
+        await _close_streams(readers, limits=limits)
+        finished = True
+    finally:
+        if not finished:
+            # Cancelled or failed mid-way: the tree still goes (blocking, bounded)
+            # before the cancellation goes on, and the readers are released.
+            stop_tree(shell, grace_s=limits.kill_grace_s, poll_s=_STOP_POLL_S)
+            readers.abandon()
+            readers.join(limits.kill_grace_s)
+        readers.close()
+    out_held, err_held = readers.stdout.captured(), readers.stderr.captured()
+    out = await shape_stream(out_held, limits.shell_stdout, "stdout", ctx.scratch, limits=limits)
+    err = await shape_stream(err_held, limits.shell_stderr, "stderr", ctx.scratch, limits=limits)
+    return _result(
+        shell,
+        ending,
+        (out_held, out),
+        (err_held, err),
+        notice=notices(
+            ending,
+            timeout_s=timeout_s,
+            limits=limits,
+            lingering=len(stopped - {shell.pid}) if ending is Ending.EXITED else 0,
+            invalid=await _invalid_bytes(out_held, err_held),
+        ),
+        duration_ms=int((time.monotonic() - started) * 1000),
+    )
+
+
+def _spawn(command: str, ctx: ToolContext) -> Shell:
+    try:
+        return spawn_shell(command, cwd=ctx.roots.workspace)
+    except OSError as err:
+        raise ToolError(
+            ErrorCode.NOT_FOUND,
+            f"Could not start bash in the workspace ({err.strerror or err}); "
+            "check that bash is installed and the workspace still exists.",
+        ) from err
+
+
+def _start_readers(shell: Shell, ctx: ToolContext) -> _Readers:
+    loop = asyncio.get_running_loop()
+    limits = ctx.limits
+    done = asyncio.Event()
+    remaining = [2]
+    lock = threading.Lock()
+    stop = StopSignal()
+
+    def on_done() -> None:
+        # One wake-up of the loop per call, from whichever reader ends last.
+        with lock:
+            remaining[0] -= 1
+            last = remaining[0] == 0
+        if last:
+            loop.call_soon_threadsafe(done.set)
+
+    def reader(fd: int, stream: Stream, keep: Keep) -> StreamReader:
+        return StreamReader(
+            fd,
+            stream,
+            capture=capture_for(
+                keep, max_bytes=limits.capture_max_bytes, max_lines=limits.capture_max_lines
+            ),
+            live=HeadCapture(
+                max_bytes=limits.capture_max_bytes, max_lines=limits.capture_max_lines
+            ),
+            emit=ctx.emit,
+            interval_s=limits.chunk_interval_s,
+            chunk_max_bytes=limits.chunk_max_bytes,
+            stop=stop,
+            on_done=on_done,
+        )
+
+    readers = _Readers(
+        reader(shell.stdout_fd, "stdout", "head"),
+        reader(shell.stderr_fd, "stderr", "tail"),
+        done,
+        stop,
+    )
+    readers.stdout.start(loop)
+    readers.stderr.start(loop)
+    return readers
+
+
+async def _watch(shell: Shell, *, timeout_s: float, abort: asyncio.Event) -> Ending:
+    """Wait for the shell to exit, the deadline, or an abort, whichever comes first."""
+    aborted: asyncio.Future[object] = asyncio.ensure_future(abort.wait())
+    async with _exit_of(shell) as exited:
+        waiters: set[asyncio.Future[object]] = {exited, aborted}
+        try:
+            await asyncio.wait(waiters, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            aborted.cancel()
+        if exited.done():
+            # The shell has exited: reap it now, so its status is known.
+            shell.proc.wait()
+            return Ending.EXITED
+    return Ending.ABORTED if abort.is_set() else Ending.TIMED_OUT
+
+
+@contextlib.asynccontextmanager
+async def _exit_of(shell: Shell) -> AsyncIterator[asyncio.Future[object]]:
+    """A future done when the shell exits: a pidfd on the loop, no thread; a
+    waiting thread only on kernels without pidfd (before Linux 5.3)."""
+    loop = asyncio.get_running_loop()
+    try:
+        pidfd = os.pidfd_open(shell.pid)
+    except OSError:
+        # The thread ends when the shell is reaped, which stopping the tree ensures.
+        yield asyncio.ensure_future(asyncio.to_thread(shell.proc.wait))
+        return
+    exited: asyncio.Future[object] = loop.create_future()
+
+    def on_exit() -> None:
+        if not exited.done():
+            exited.set_result(None)
+
+    loop.add_reader(pidfd, on_exit)
+    try:
+        yield exited
+    finally:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
+
+
+async def _stop(
+    shell: Shell, ending: Ending, readers: _Readers, *, limits: Limits, abort: asyncio.Event
+) -> set[int]:
+    """Stop the tree; returns the PIDs that had to be signalled."""
+    if ending is Ending.EXITED and not readers.done.is_set():
+        # Let descendants that still hold the pipes finish writing, briefly.
+        drained: asyncio.Future[object] = asyncio.ensure_future(readers.wait(limits.linger_drain_s))
+        aborted: asyncio.Future[object] = asyncio.ensure_future(abort.wait())
+        await asyncio.wait({drained, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        drained.cancel()
+        aborted.cancel()
+    # procfs reads never wait on a disk: this check stays on the loop, so a
+    # plain `true` does not pay for a thread hop.
+    if ending is Ending.EXITED and not reap_lingering(shell):
+        return set()
+    return await asyncio.to_thread(
+        stop_tree, shell, grace_s=limits.kill_grace_s, poll_s=_STOP_POLL_S
+    )
+
+
+async def _close_streams(readers: _Readers, *, limits: Limits) -> None:
+    """Drain both pipes to EOF, bounded; a pipe still held after that is abandoned."""
+    if not await readers.wait(limits.linger_drain_s):
+        readers.abandon()
+        await readers.done.wait()
+
+
+async def shape_stream(
+    captured: Captured, budget: Budget, label: Stream, scratch: Scratch, *, limits: Limits
+) -> Cut:
+    """The model's text for one stream: its capture cut to ``budget``, keeping the
+    capture's end; a cut stream's fuller copy is spilled and named in the marker
+    (only when the spill file was really written)."""
+    cut = truncate_to(
+        captured.data,
+        max_bytes=budget.max_bytes,
+        max_lines=budget.max_lines,
+        keep=captured.keep,
+        total_bytes=captured.total_bytes,
+        total_lines=captured.total_lines,
+    )
+    if not cut.truncated:
+        return cut
+    n = limits.spill_max_bytes
+    fuller = captured.data[:n] if captured.keep == "head" else captured.data[-n:]
+    path = await asyncio.to_thread(scratch.spill, label, fuller)
+    return cut if path is None else cut.with_spill(str(path))
+
+
+async def _invalid_bytes(stdout: Captured, stderr: Captured) -> dict[Stream, int]:
+    """Invalid UTF-8 per stream. Valid text is checked in C on the loop; counting
+    costs a Python call per bad byte (binary output), so that goes to a thread."""
+    if is_utf8(stdout.data) and is_utf8(stderr.data):
+        return {"stdout": 0, "stderr": 0}
+    return await asyncio.to_thread(
+        lambda: {"stdout": stdout.invalid_bytes, "stderr": stderr.invalid_bytes}
+    )
+
+
+def _signal_name(returncode: int | None) -> str | None:
+    if returncode is None or returncode >= 0:
+        return None
+    try:
+        return signals.Signals(-returncode).name
+    except ValueError:
+        return f"SIG{-returncode}"
+
+
+def notices(
+    ending: Ending,
+    *,
+    timeout_s: float,
+    limits: Limits,
+    lingering: int,
+    invalid: dict[Stream, int],
+) -> str | None:
+    """The notice sentences for how the run ended, or None when there is nothing to say."""
+    parts: list[str] = []
+    if ending is Ending.TIMED_OUT:
+        parts.append(
+            f"The command timed out after {timeout_s:g} s and its whole process tree was "
+            f"stopped. Pass a longer timeout (at most {limits.bash_timeout_max_s:g} s) or "
+            "make the command finish sooner."
+        )
+    elif ending is Ending.ABORTED:
+        parts.append("The call was aborted and its whole process tree was stopped.")
+    if lingering:
+        noun = "process" if lingering == 1 else "processes"
+        parts.append(
+            f"The shell exited but {lingering} {noun} it started kept running; "
+            f"stopped {lingering} lingering {noun}."
+        )
+    for stream, count in invalid.items():
+        if count:
+            parts.append(f"{stream} had {count} invalid UTF-8 bytes, shown as U+FFFD.")
+    return " ".join(parts) or None
+
+
+def _result(
+    shell: Shell,
+    ending: Ending,
+    stdout: tuple[Captured, Cut],
+    stderr: tuple[Captured, Cut],
+    *,
+    notice: str | None,
+    duration_ms: int,
+) -> BashResult:
+    (out_held, out), (err_held, err) = stdout, stderr
+    returncode = shell.proc.returncode
+    exit_code = returncode if ending is Ending.EXITED and returncode is not None else None
+    if exit_code is not None and exit_code < 0:
+        exit_code = None
+    return BashResult(
+        stdout=out.payload,
+        stderr=err.payload,
+        exit_code=exit_code,
+        signal=_signal_name(returncode),
+        timed_out=ending is Ending.TIMED_OUT,
+        aborted=ending is Ending.ABORTED,
+        truncated=out.truncated or err.truncated,
+        spill=SpillPaths(stdout=out.spill_path, stderr=err.spill_path),
+        omitted=StreamPair(
+            stdout=StreamCounts(bytes=out_held.omitted_bytes, lines=out_held.omitted_lines),
+            stderr=StreamCounts(bytes=err_held.omitted_bytes, lines=err_held.omitted_lines),
+        ),
+        totals=StreamPair(
+            stdout=StreamCounts(bytes=out_held.total_bytes, lines=out_held.total_lines),
+            stderr=StreamCounts(bytes=err_held.total_bytes, lines=err_held.total_lines),
+        ),
+        notice=notice,
+        duration_ms=duration_ms,
+    )

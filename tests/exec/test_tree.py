@@ -1,0 +1,77 @@
+"""The process tree outlives nothing: when the host process dies, its trees die too."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+DEADLINE_S = 15.0
+
+HOST = """
+import asyncio, json, sys
+from toolbound import ToolHost
+
+async def main():
+    async with ToolHost(sys.argv[1], sys.argv[2], "doomed") as host:
+        await host.call("Bash", json.loads(sys.argv[3]))
+
+asyncio.run(main())
+"""
+
+# The shell, a setsid grandchild and a double-forked daemon, each noting its PID.
+TREE = (
+    "setsid bash -c 'echo $$ >> pids; exec sleep 600' & "
+    "( setsid bash -c 'echo $$ >> pids; exec sleep 600' & ) ; "
+    "echo $$ >> pids; sleep 600"
+)
+
+
+def is_dead(pid: int) -> bool:
+    """Gone, or exited and only waiting for its parent (this process, as a subreaper,
+    may be that parent: then reap it here)."""
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return state in ("Z", "X")
+
+
+def wait_until(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def test_killing_the_host_kills_its_whole_tree(tmp_path: Path) -> None:
+    pids_file = tmp_path / "pids"
+    host = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            HOST,
+            str(tmp_path),
+            str(tmp_path / "data"),
+            json.dumps({"command": TREE}),
+        ]
+    )
+    try:
+        wait_until(
+            lambda: pids_file.exists() and len(pids_file.read_text().split()) == 3,
+            "the tree to start",
+        )
+        pids = [int(p) for p in pids_file.read_text().split()]
+        assert [pid for pid in pids if is_dead(pid)] == []
+    finally:
+        host.send_signal(signal.SIGKILL)
+        host.wait(DEADLINE_S)
+    wait_until(lambda: all(is_dead(pid) for pid in pids), "the orphaned tree to die")

@@ -1,0 +1,526 @@
+"""The Bash tool through ToolHost.call/stream and the CLI: streams, bounds, timeouts, trees."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolbound import DEFAULT_LIMITS, ToolHost
+from toolbound.bounds import count_lines
+
+KB = 1024
+# A short grace keeps the tree tests fast; the seed's 2 s is only a default.
+LIMITS = DEFAULT_LIMITS.replace(kill_grace_s=0.3)
+# Bound on any single call in these tests (the call itself must never hang).
+CALL_BOUND_S = 20.0
+
+
+@pytest.fixture
+async def host(tmp_path: Path) -> AsyncIterator[ToolHost]:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    async with ToolHost(workspace, tmp_path / "data", "s1", limits=LIMITS) as h:
+        yield h
+
+
+async def call(host: ToolHost, args: dict[str, Any]) -> dict[str, Any]:
+    return await asyncio.wait_for(host.call("Bash", args), CALL_BOUND_S)
+
+
+async def events(host: ToolHost, args: dict[str, Any], **kw: Any) -> list[dict[str, Any]]:
+    async def collect() -> list[dict[str, Any]]:
+        return [e async for e in host.stream("Bash", args, **kw)]
+
+    return await asyncio.wait_for(collect(), CALL_BOUND_S)
+
+
+def seq_text(first: int, last: int) -> str:
+    return "".join(f"{i}\n" for i in range(first, last + 1))
+
+
+def is_gone(pid: int) -> bool:
+    """True once ``pid`` no longer exists (a zombie still does: it was not reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def pids_in(text: str, label: str) -> list[int]:
+    return [int(line.split()[1]) for line in text.splitlines() if line.startswith(label + " ")]
+
+
+def clean(result: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    """The result with the run-dependent duration left out."""
+    out = {k: v for k, v in result.items() if k != "durationMs"}
+    out.update(changes)
+    return out
+
+
+def counts(out_bytes: int, out_lines: int, err_bytes: int, err_lines: int) -> dict[str, Any]:
+    return {
+        "stdout": {"bytes": out_bytes, "lines": out_lines},
+        "stderr": {"bytes": err_bytes, "lines": err_lines},
+    }
+
+
+NOTHING = counts(0, 0, 0, 0)
+
+
+def plain(stdout: str, stderr: str = "", exit_code: int | None = 0, **extra: Any) -> dict[str, Any]:
+    """A result with nothing cut."""
+    result = {
+        "stdout": stdout,
+        "stderr": stderr,
+        "exitCode": exit_code,
+        "signal": None,
+        "timedOut": False,
+        "aborted": False,
+        "truncated": False,
+        "spill": {},
+        "omitted": NOTHING,
+        "totals": counts(
+            len(stdout.encode()),
+            count_lines(stdout.encode()),
+            len(stderr.encode()),
+            count_lines(stderr.encode()),
+        ),
+    }
+    result.update(extra)
+    return result
+
+
+# -- streams and sequence ---------------------------------------------------------------
+
+
+async def test_chunks_are_sequenced_across_both_streams_and_the_result_comes_last(
+    host: ToolHost,
+) -> None:
+    command = "for i in 1 2 3; do echo out$i; echo err$i >&2; sleep 0.15; done; exit 4"
+    evs = await events(host, {"command": command}, tool_call_id="call-1")
+    assert [e["seq"] for e in evs] == list(range(len(evs)))
+    assert [e["type"] for e in evs] == ["chunk"] * (len(evs) - 1) + ["result"]
+    assert {e["toolCallId"] for e in evs} == {"call-1"}
+    chunks = evs[:-1]
+    assert "".join(e["data"] for e in chunks if e["stream"] == "stdout") == "out1\nout2\nout3\n"
+    assert "".join(e["data"] for e in chunks if e["stream"] == "stderr") == "err1\nerr2\nerr3\n"
+    # Each stream was streamed live, not only at the end: more than one chunk per stream.
+    assert sum(e["stream"] == "stdout" for e in chunks) > 1
+    assert clean(evs[-1]["result"]) == plain("out1\nout2\nout3\n", "err1\nerr2\nerr3\n", 4)
+
+
+async def test_a_chatty_command_is_coalesced_into_few_chunks(host: ToolHost) -> None:
+    evs = await events(host, {"command": "for i in $(seq 1 20000); do echo $i; done"})
+    chunks = [e for e in evs if e["type"] == "chunk"]
+    assert "".join(e["data"] for e in chunks) == seq_text(1, 20000)
+    assert len(chunks) < 100
+
+
+def test_cli_prints_chunk_events_then_the_result(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "toolbound",
+            "call",
+            "Bash",
+            json.dumps({"command": "echo hi; echo oops >&2; exit 2"}),
+            "--events",
+            "--workspace",
+            str(tmp_path),
+            "--data-dir",
+            str(tmp_path / "data"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=CALL_BOUND_S,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    evs = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [e["seq"] for e in evs] == list(range(len(evs)))
+    assert sorted((e["stream"], e["data"]) for e in evs[:-1]) == [
+        ("stderr", "oops\n"),
+        ("stdout", "hi\n"),
+    ]
+    assert evs[-1]["type"] == "result"
+    assert clean(evs[-1]["result"]) == plain("hi\n", "oops\n", 2)
+
+
+# -- bounds, capture and spill ----------------------------------------------------------
+
+
+def spill_marker(end: str, kept: int, total: int, path: str | None) -> str:
+    where = (
+        f"Full output saved to {path} — Grep it, or Read it with offset/limit."
+        if path
+        else "Narrow the request to see more."
+    )
+    return f"[truncated: kept the {end} {kept} of {total} lines; limit 4000 lines / 96KB. {where}]"
+
+
+def assert_private_spill(path: str, data: bytes) -> None:
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert Path(path).read_bytes() == data
+
+
+async def test_stdout_keeps_its_head_with_the_marker_and_an_exact_spill(host: ToolHost) -> None:
+    result = await call(host, {"command": "seq 1 10000"})
+    path = result["spill"]["stdout"]
+    full = seq_text(1, 10000)
+    assert clean(result) == {
+        **plain(seq_text(1, 4000) + spill_marker("first", 4000, 10000, path)),
+        "truncated": True,
+        "spill": {"stdout": path},
+        "totals": counts(len(full), 10000, 0, 0),
+    }
+    assert Path(path).parent == host.scratch.spill_dir
+    assert_private_spill(path, full.encode())
+
+
+async def test_stderr_keeps_its_tail_when_cut(host: ToolHost) -> None:
+    result = await call(host, {"command": "seq 1 10000 >&2; echo 'fatal: the real error' >&2"})
+    path = result["spill"]["stderr"]
+    full = seq_text(1, 10000) + "fatal: the real error\n"
+    assert clean(result) == {
+        **plain(""),
+        "stderr": spill_marker("last", 4000, 10001, path)
+        + "\n"
+        + seq_text(6002, 10000)
+        + "fatal: the real error\n",
+        "truncated": True,
+        "spill": {"stderr": path},
+        "totals": counts(0, 0, len(full), 10001),
+    }
+    assert_private_spill(path, full.encode())
+
+
+async def test_capture_ceiling_keeps_stdout_head_and_stderr_tail_and_counts_the_rest(
+    host: ToolHost,
+) -> None:
+    ceiling = LIMITS.capture_max_bytes
+    evs = await events(host, {"command": "seq 1 300000; seq 1 300000 >&2"})
+    result = evs[-1]["result"]
+    full = seq_text(1, 300000).encode()
+    head, tail = full[:ceiling], full[-ceiling:]
+    assert result["totals"] == counts(len(full), 300000, len(full), 300000)
+    assert result["omitted"] == counts(
+        len(full) - ceiling,
+        300000 - count_lines(head),
+        len(full) - ceiling,
+        300000 - count_lines(tail),
+    )
+    assert_private_spill(result["spill"]["stdout"], head)
+    assert_private_spill(result["spill"]["stderr"], tail)
+    # Live chunks of each stream stop at the capture ceiling, coalesced up to a chunk.
+    for stream in ("stdout", "stderr"):
+        live = "".join(e["data"] for e in evs[:-1] if e["stream"] == stream)
+        assert live == head.decode()
+    assert max(len(e["data"].encode()) for e in evs[:-1]) <= LIMITS.chunk_max_bytes
+
+
+async def test_a_failed_spill_drops_only_the_spill_sentence(tmp_path: Path) -> None:
+    # Running as root makes chmod no barrier; a data dir below a regular file cannot exist.
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    async with ToolHost(tmp_path, blocker / "data", "s1", limits=LIMITS) as host:
+        result = await call(host, {"command": "seq 1 5000"})
+    assert clean(result) == {
+        **plain(seq_text(1, 4000) + spill_marker("first", 4000, 5000, None)),
+        "truncated": True,
+        "totals": counts(len(seq_text(1, 5000)), 5000, 0, 0),
+    }
+
+
+# -- timeout, abort and the process tree ------------------------------------------------
+
+# A child, a setsid grandchild and a double-forked daemon, all ignoring SIGTERM.
+HOSTILE_TREE = (
+    "bash -c 'trap \"\" TERM; echo child $$; exec sleep 600' & "
+    "setsid bash -c 'trap \"\" TERM; echo grandchild $$; exec sleep 600' & "
+    "( setsid bash -c 'trap \"\" TERM; echo daemon $$; exec sleep 600' & ) ; "
+    "trap '' TERM; sleep 600"
+)
+
+
+async def test_timeout_stops_the_whole_tree_including_escapees_that_ignore_sigterm(
+    host: ToolHost,
+) -> None:
+    started = time.monotonic()
+    result = await call(host, {"command": HOSTILE_TREE, "timeout": 1})
+    elapsed = time.monotonic() - started
+    pids = [
+        pid
+        for label in ("child", "grandchild", "daemon")
+        for pid in pids_in(result["stdout"], label)
+    ]
+    assert len(pids) == 3
+    assert [pid for pid in pids if not is_gone(pid)] == []
+    assert result["timedOut"] is True
+    assert result["exitCode"] is None
+    assert result["signal"] == "SIGKILL"
+    assert result["notice"] == (
+        "The command timed out after 1 s and its whole process tree was stopped. "
+        "Pass a longer timeout (at most 300 s) or make the command finish sooner."
+    )
+    # Deadline, grace, a SIGKILL round: nowhere near a hang.
+    assert elapsed < 1 + 2 * LIMITS.kill_grace_s + 2
+
+
+async def test_the_default_timeout_comes_from_the_limits(tmp_path: Path) -> None:
+    limits = LIMITS.replace(bash_timeout_default_s=1.0)
+    async with ToolHost(tmp_path, tmp_path / "data", "s1", limits=limits) as host:
+        result = await call(host, {"command": "echo started; sleep 600"})
+    assert clean(result) == {
+        **plain("started\n", exit_code=None),
+        "signal": "SIGTERM",
+        "timedOut": True,
+        "notice": (
+            "The command timed out after 1 s and its whole process tree was stopped. "
+            "Pass a longer timeout (at most 300 s) or make the command finish sooner."
+        ),
+    }
+
+
+async def first_chunk_then(
+    host: ToolHost,
+    args: dict[str, Any],
+    tool_call_id: str,
+    started: asyncio.Event,
+    seen: list[str],
+    *,
+    lines: int = 1,
+) -> dict[str, Any]:
+    """Stream a call; set ``started`` once its output holds ``lines`` lines."""
+    result: dict[str, Any] = {}
+    async for event in host.stream("Bash", args, tool_call_id=tool_call_id):
+        if event["type"] == "chunk":
+            seen.append(event["data"])
+            if "".join(seen).count("\n") >= lines:
+                started.set()
+        else:
+            result = event["result"]
+    return result
+
+
+async def test_host_abort_stops_the_tree_and_marks_the_result_aborted(host: ToolHost) -> None:
+    started, seen = asyncio.Event(), []
+    task = asyncio.create_task(
+        first_chunk_then(host, {"command": HOSTILE_TREE}, "victim", started, seen, lines=3)
+    )
+    # All three announced themselves: abort.
+    await asyncio.wait_for(started.wait(), CALL_BOUND_S)
+    assert host.abort("victim") is True
+    result = await asyncio.wait_for(task, CALL_BOUND_S)
+    pids = [int(line.split()[1]) for line in result["stdout"].splitlines()]
+    assert len(pids) == 3
+    assert [pid for pid in pids if not is_gone(pid)] == []
+    assert (result["aborted"], result["timedOut"], result["exitCode"]) == (True, False, None)
+    assert result["notice"] == "The call was aborted and its whole process tree was stopped."
+    assert host.abort("victim") is False
+
+
+async def test_cancelling_the_caller_stops_the_tree_before_the_cancellation_goes_on(
+    host: ToolHost,
+) -> None:
+    started, seen = asyncio.Event(), []
+    command = "setsid bash -c 'trap \"\" TERM; echo escapee $$; exec sleep 600' & sleep 600"
+    task = asyncio.create_task(first_chunk_then(host, {"command": command}, "c", started, seen))
+    await asyncio.wait_for(started.wait(), CALL_BOUND_S)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, CALL_BOUND_S)
+    [pid] = pids_in("".join(seen), "escapee")
+    assert is_gone(pid)
+
+
+async def test_lingering_descendants_are_stopped_promptly_after_the_shell_exits(
+    host: ToolHost,
+) -> None:
+    started = time.monotonic()
+    result = await call(host, {"command": "sleep 600 & echo $!; echo hi"})
+    elapsed = time.monotonic() - started
+    pid = int(result["stdout"].split()[0])
+    assert is_gone(pid)
+    assert clean(result) == plain(
+        f"{pid}\nhi\n",
+        notice="The shell exited but 1 process it started kept running; "
+        "stopped 1 lingering process.",
+    )
+    assert elapsed < LIMITS.linger_drain_s + LIMITS.kill_grace_s + 1
+
+
+async def test_an_escapee_with_a_cleared_environment_is_found_by_the_pipe_it_holds(
+    host: ToolHost,
+) -> None:
+    # env and setsid exec in place (no job control: not a group leader), so $! is sleep.
+    command = "env -i setsid sleep 600 & echo escapee $!"
+    result = await call(host, {"command": command})
+    [pid] = pids_in(result["stdout"], "escapee")
+    assert is_gone(pid)
+    assert result["notice"] == (
+        "The shell exited but 1 process it started kept running; stopped 1 lingering process."
+    )
+
+
+async def test_a_call_stops_only_its_own_tree_not_a_concurrent_one(host: ToolHost) -> None:
+    started, seen = asyncio.Event(), []
+    other_cmd = "setsid sleep 600 & echo other $!; wait"
+    other = asyncio.create_task(first_chunk_then(host, {"command": other_cmd}, "o", started, seen))
+    await asyncio.wait_for(started.wait(), CALL_BOUND_S)
+    [other_pid] = pids_in("".join(seen), "other")
+    # This call leaves a daemon behind, which the host then stops: only that one.
+    result = await call(host, {"command": "(setsid sleep 600 &); echo mine"})
+    assert result["notice"] == (
+        "The shell exited but 1 process it started kept running; stopped 1 lingering process."
+    )
+    assert not is_gone(other_pid)
+    host.abort("o")
+    await asyncio.wait_for(other, CALL_BOUND_S)
+    assert is_gone(other_pid)
+
+
+async def test_the_shell_killed_by_a_signal_reports_the_signal(host: ToolHost) -> None:
+    result = await call(host, {"command": "echo bye; kill -KILL $$"})
+    assert clean(result) == plain("bye\n", exit_code=None, signal="SIGKILL")
+
+
+# -- hostile commands -------------------------------------------------------------------
+
+
+async def test_a_writer_of_gigabytes_is_drained_and_counted_within_the_capture(
+    host: ToolHost,
+) -> None:
+    size = 3 * KB * KB * KB
+    result = await call(host, {"command": "head -c 3G /dev/zero"})
+    ceiling = LIMITS.capture_max_bytes
+    budget = LIMITS.shell_stdout.max_bytes
+    assert result["totals"] == counts(size, 1, 0, 0)
+    assert result["omitted"] == counts(size - ceiling, 0, 0, 0)
+    path = result["spill"]["stdout"]
+    assert result["stdout"] == "\0" * budget + (
+        f"\n[truncated: no complete line fits the 96KB limit; kept {budget} bytes of a single "
+        f"{size}-byte line. Full output saved to {path} — Grep it, or Read it with offset/limit.]"
+    )
+    assert_private_spill(path, b"\0" * ceiling)
+
+
+async def test_invalid_utf8_and_progress_bars_stream_without_splitting_characters(
+    host: ToolHost,
+) -> None:
+    command = (
+        r"printf '\xff\xfeok\r 10%%\r 50%%\r100%%\n'; printf '\xc3'; sleep 0.1; "
+        r"printf '\xa9t\xc3\xa9\n'"
+    )
+    evs = await events(host, {"command": command})
+    live = "".join(e["data"] for e in evs[:-1] if e["stream"] == "stdout")
+    text = "\ufffd\ufffdok\r 10%\r 50%\r100%\nété\n"
+    assert live == text
+    assert clean(evs[-1]["result"]) == {
+        **plain(text),
+        "totals": counts(len(text.encode()) - 4, 2, 0, 0),
+        "notice": "stdout had 2 invalid UTF-8 bytes, shown as U+FFFD.",
+    }
+
+
+async def test_closing_stdout_early_still_collects_stderr_until_the_shell_exits(
+    host: ToolHost,
+) -> None:
+    result = await call(host, {"command": "echo first; exec 1>&-; sleep 0.3; echo later >&2"})
+    assert clean(result) == plain("first\n", "later\n")
+
+
+async def test_a_command_reading_stdin_gets_eof_at_once(host: ToolHost) -> None:
+    result = await call(host, {"command": "cat; read -r line; echo read=$?", "timeout": 5})
+    assert clean(result) == plain("read=1\n")
+
+
+@pytest.mark.parametrize("command", ["", "   ", "\n"])
+async def test_an_empty_command_is_an_invalid_argument(host: ToolHost, command: str) -> None:
+    result = await call(host, {"command": command})
+    assert result == {
+        "error": {
+            "code": "TOOL_INVALID_ARGUMENT",
+            "message": "Invalid arguments for Bash: 'command' is empty; give the shell "
+            "command to run. Fix the arguments and call again.",
+        }
+    }
+
+
+@pytest.mark.parametrize("bad_timeout", [0, 0.5, 301, "abc", True, None])
+async def test_a_timeout_outside_the_range_is_refused_and_runs_nothing(
+    host: ToolHost, bad_timeout: object
+) -> None:
+    args: dict[str, Any] = {"command": "touch ran"}
+    if bad_timeout is not None:
+        args["timeout"] = bad_timeout
+    result = await call(host, args)
+    if bad_timeout is None:
+        # The control: the same command without a bad timeout does run.
+        assert clean(result) == plain("")
+        assert (host.workspace / "ran").exists()
+        return
+    assert result["error"]["code"] == "TOOL_INVALID_ARGUMENT"
+    assert "'timeout'" in result["error"]["message"]
+    assert not (host.workspace / "ran").exists()
+
+
+async def test_a_timed_out_chatty_writer_emits_nothing_after_its_result(host: ToolHost) -> None:
+    evs = await events(host, {"command": "while :; do echo tick; sleep 0.01; done", "timeout": 1})
+    assert [e["seq"] for e in evs] == list(range(len(evs)))
+    assert [e["type"] for e in evs] == ["chunk"] * (len(evs) - 1) + ["result"]
+    result = evs[-1]["result"]
+    live = "".join(e["data"] for e in evs[:-1])
+    # Everything streamed live is in the result, and nothing more was captured after it.
+    assert result["stdout"] == live
+    assert live.count("tick\n") > 10
+    assert (result["timedOut"], result["exitCode"]) == (True, None)
+
+
+def open_fds() -> list[str]:
+    return sorted(os.listdir("/proc/self/fd"))
+
+
+def reader_threads() -> int:
+    return sum(t.name == "toolbound-reader" for t in threading.enumerate())
+
+
+async def test_calls_leave_no_descriptor_behind_and_reuse_their_reader_threads(
+    host: ToolHost,
+) -> None:
+    await call(host, {"command": "true"})  # the first call starts the guard once
+    fds, readers = open_fds(), reader_threads()
+    for command in ("echo hi", "sleep 600 & echo x", "exec >&-; echo y >&2", "seq 1 9000"):
+        await call(host, {"command": command})
+    await call(host, {"command": "sleep 600", "timeout": 1})
+    assert open_fds() == fds
+    # One call at a time needs two readers; idle ones (maybe left by earlier
+    # concurrent calls) are reused, never piled up.
+    assert reader_threads() <= max(readers, 2)
+
+
+async def test_concurrent_calls_each_stop_exactly_their_own_lingering_processes(
+    host: ToolHost,
+) -> None:
+    commands = [f"sleep 600 & echo $!; setsid sleep 600 & echo $!; echo call{i}" for i in range(8)]
+    results = await asyncio.gather(*(call(host, {"command": c}) for c in commands))
+    for i, result in enumerate(results):
+        first, second, name = result["stdout"].split()
+        assert name == f"call{i}"
+        assert (is_gone(int(first)), is_gone(int(second))) == (True, True)
+        assert result["notice"] == (
+            "The shell exited but 2 processes it started kept running; "
+            "stopped 2 lingering processes."
+        )
