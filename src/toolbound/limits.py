@@ -85,6 +85,8 @@ class Limits:
     chunk_max_bytes: int = 64 * KB
     # A Grep or Glob scan running past this is stopped and returns what it has.
     search_timeout_s: float = 30.0
+    # After such a stop, Grep still reads the lines of the files it found for this long.
+    search_page_grace_s: float = 5.0
     # Checkpoint retention (D203) and the head share kept of the crossing message.
     checkpoint_retained_tokens: int = 20_000
     checkpoint_head_share: float = 0.75

@@ -113,7 +113,8 @@ def _glob(limits: Limits) -> ToolDef:
         name="Glob",
         description=(
             "Find files whose path matches a glob `pattern` (`**` matches any depth, e.g. "
-            "`src/**/*.py`) under `path` (default: the workspace), honouring .gitignore and "
+            "`src/**/*.py`; a pattern without `/` matches file names at any depth, e.g. "
+            "`*.md`) under `path` (default: the workspace), honouring .gitignore and "
             ".ignore; an explicit `path` inside an ignored folder (node_modules, a spill dir) "
             f"is searched. Returns at most `limit` paths (default {d}, max {m}), newest "
             "modification time first; `truncated` is true when more matched: narrow "
@@ -146,8 +147,9 @@ def _grep(limits: Limits) -> ToolDef:
             "(default: the workspace; a file or folder), filtered by `glob` (e.g. `*.py`) or "
             "`type` (e.g. `py`), honouring .gitignore and .ignore; an explicit `path` inside "
             "an ignored folder (node_modules, a spill file) is searched. `outputMode`: "
-            "`content` (default: path, line number and text, with `before`/`after` context "
-            "lines), `filesWithMatches`, or `count`. `caseInsensitive` and `multiline` are "
+            "`content` (default: path, line number and text; `before`/`after` context "
+            "lines come as entries of their own), `filesWithMatches`, or `count`. "
+            "`caseInsensitive` and `multiline` are "
             f"available. Returns at most `headLimit` entries (default {h}) within "
             f"{_search_budget(limits)}, lines clipped at {limits.max_line_chars} characters, "
             "newest-modified files first; when `truncated` is true, call again with the "

@@ -27,6 +27,7 @@ import threading
 from dataclasses import dataclass
 
 from toolbound.bounds import count_lines
+from toolbound.bounds.newlines import count_newlines, nth_newline, nth_newline_from_end
 from toolbound.limits import Keep
 
 _NL = 0x0A
@@ -110,7 +111,7 @@ class LineCounter:
     def feed(self, data: bytes) -> None:
         if data:
             self.bytes += len(data)
-            self.newlines += data.count(b"\n")
+            self.newlines += count_newlines(data)
             self.ends_with_newline = data[-1] == _NL
 
     @property
@@ -125,12 +126,8 @@ def head_room(data: bytes, *, room_bytes: int, room_newlines: int) -> bytes:
     part = data[: max(room_bytes, 0)]
     if room_newlines <= 0:
         return b""
-    if part.count(b"\n") < room_newlines:
-        return part
-    pos = -1
-    for _ in range(room_newlines):
-        pos = part.find(b"\n", pos + 1)
-    return part[: pos + 1]
+    pos = nth_newline(part, room_newlines)
+    return part if pos < 0 else part[: pos + 1]
 
 
 class HeadCapture:
@@ -164,7 +161,7 @@ class HeadCapture:
             room_newlines=self._max_lines - self._kept_newlines,
         )
         self._kept += taken
-        self._kept_newlines += taken.count(b"\n")
+        self._kept_newlines += count_newlines(taken)
         if len(taken) < len(data):
             self._full = True
         return taken
@@ -207,12 +204,7 @@ class TailCapture:
 def _last_lines_start(data: bytes, max_lines: int) -> int:
     """Where the last ``max_lines`` lines of ``data`` start."""
     end = len(data) - 1 if data and data[-1] == _NL else len(data)
-    for _ in range(max_lines):
-        nl = data.rfind(b"\n", 0, end)
-        if nl < 0:
-            return 0
-        end = nl
-    return end + 1
+    return nth_newline_from_end(data, max_lines, 0, end) + 1
 
 
 def capture_for(keep: Keep, *, max_bytes: int, max_lines: int) -> HeadCapture | TailCapture:

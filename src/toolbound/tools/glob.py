@@ -1,0 +1,86 @@
+"""Glob: files whose path matches a pattern, newest first (seed sections 2, 5, 6).
+
+Stages: resolve ``path`` -> list matching files with rg (``--files -g``, rg's
+ignore rules, parallel walk) keeping the ``limit + 1`` newest -> fit the
+search budget -> result. The glob has ripgrep's meaning: without a ``/`` it
+matches file names at any depth (``*.md``), with one it is matched from
+``path`` (``src/**/*.ts``); a leading ``./`` or the absolute ``path`` is dropped.
+As with rg's ``-g`` (and Grep's ``glob``), a file the glob names is listed even
+when an ignore file or a leading dot would hide it (``*.log`` finds ignored
+logs), while ignored and hidden folders are still not entered.
+
+Pieces:
+    run  GlobArgs + context -> GlobResult
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+from toolbound.arguments import GlobArgs
+from toolbound.results import ErrorCode, GlobResult, ToolError
+from toolbound.search import notices
+from toolbound.search.files import newest_files
+from toolbound.search.ranking import fit_page, item_size
+from toolbound.search.rg import base_args, raise_if_fatal
+from toolbound.search.scope import Scope, resolve_scope
+from toolbound.tools import ToolContext
+
+
+def _glob(pattern: str, scope: Scope) -> str:
+    """The pattern relative to ``path``: ``./`` and an absolute ``path`` prefix dropped."""
+    inside = f"{scope.cwd}{os.sep}"
+    if pattern.startswith(inside):
+        return pattern[len(inside) :]
+    return pattern.removeprefix("./")
+
+
+async def run(args: GlobArgs, ctx: ToolContext) -> GlobResult:
+    limits = ctx.limits
+    scope = await asyncio.to_thread(resolve_scope, ctx.roots, args.path)
+    if scope.is_file:
+        raise ToolError(
+            ErrorCode.INVALID_ARGUMENT,
+            f"Glob searches folders and {args.path} is a file. Give its folder as `path`, "
+            "or Read the file.",
+        )
+    limit = args.limit or limits.glob_limit_default
+    deadline = time.monotonic() + limits.search_timeout_s
+    found = await newest_files(
+        [*base_args(explicit_path=scope.explicit), "--files", "--glob", _glob(args.pattern, scope)],
+        scope=scope,
+        ctx=ctx,
+        capacity=limit + 1,
+        deadline=deadline,
+    )
+    raise_if_fatal(found.outcome, regex_arg="pattern", glob_arg="pattern")
+    shown = [scope.shown(ctx.roots, p) for p in found.ranked[:limit]]
+    stopped = found.outcome.stopped
+
+    def build(n: int, fit_stop: str | None) -> GlobResult:
+        more = len(found.ranked) > n
+        sentences: list[str] = []
+        if stopped is not None:
+            sentences.append(notices.stopped(stopped, timeout_s=limits.search_timeout_s))
+        if more:
+            can_raise = fit_stop not in ("bytes", "lines") and limit < limits.glob_limit_max
+            raise_to = limits.glob_limit_max if can_raise else None
+            sentences.append(notices.more_files(shown=n, raise_to=raise_to))
+            if fit_stop in ("bytes", "lines"):
+                sentences.append(notices.budget_reached(limits.search))
+        if found.outcome.skipped_paths:
+            sentences.append(
+                notices.skipped_paths(
+                    found.outcome.skipped_paths, first=found.outcome.first_skipped
+                )
+            )
+        return GlobResult(
+            matches=shown[:n],
+            count=n,
+            truncated=more or stopped is not None,
+            notice=notices.join(sentences),
+        )
+
+    return fit_page(build, shown, head_limit=limit, budget=limits.search, cost=item_size)
