@@ -19,13 +19,15 @@ where the process is the session; the sessionless 2026-07-28 HTTP exchange)
 shares the server's own session, ended when the server stops.
 
 Pieces:
-    ServeOptions    what and where to serve
-    mcp_tools       the tool definitions as MCP tools, with output schemas
-    payload_text    result dict -> the model-facing text block
-    call_result     result dict -> CallToolResult
-    Sessions        one ToolHost per MCP session; ended with it
-    build_server    the low-level Server with its list/call handlers
-    serve           run over stdio or streamable HTTP until stopped
+    ServeOptions     what and where to serve
+    output_schema    a tool's success result as JSON schema
+    mcp_tools        the tool definitions as MCP tools, with output schemas
+    payload_text     result dict -> the model-facing text block
+    call_result      result dict -> CallToolResult
+    Sessions         one ToolHost per MCP session; ended with it
+    run_call         one call: chunks relayed, cancellation -> abort
+    build_server     the low-level Server with its list/call handlers
+    serve_stdio, serve_http, serve   run until stopped
 """
 
 from __future__ import annotations
