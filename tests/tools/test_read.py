@@ -7,7 +7,6 @@ import json
 import os
 import random
 import socket
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,19 +19,6 @@ from toolbound.tools import read as read_tool
 from toolbound.tools.lineindex import SCAN_BLOCK_BYTES
 
 CALL_TIMEOUT_S = 20
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-async def host(tmp_path: Path, ws: Path) -> AsyncIterator[ToolHost]:
-    async with ToolHost(ws, data_dir=tmp_path / "data", session_id="read-test") as h:
-        yield h
 
 
 async def read(host: ToolHost, path: str, **args: Any) -> dict[str, Any]:
