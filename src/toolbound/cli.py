@@ -6,10 +6,13 @@ prints JSON Lines: every chunk event, then the result event.
 ``toolbound tools`` prints ``builtin_tool_defs()``.
 ``toolbound session list|show ID|context ID|checkpoint ID --summary TEXT|end ID``
 prints the session store's view as one JSON document.
+``toolbound serve`` runs the MCP server (``toolbound.mcp_server``, imported
+only then).
 
 Pieces:
-    build_parser  the argparse tree
-    main          entry point of the console script
+    build_parser        the argparse tree
+    parse_http_address  ``serve --http HOST:PORT``
+    main                entry point of the console script
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from toolbound.limits import DEFAULT_LIMITS
@@ -28,6 +32,9 @@ from toolbound.tooldefs import builtin_tool_defs
 # The CLI's own session when none is named, so a spill file named by one call
 # stays readable by the next.
 CLI_SESSION = "cli"
+
+# Where `toolbound serve` listens unless told otherwise (endpoint /mcp).
+DEFAULT_HTTP = "127.0.0.1:8765"
 
 
 def _add_places(p: argparse.ArgumentParser, *, workspace: bool = True) -> None:
@@ -56,6 +63,20 @@ def build_parser() -> argparse.ArgumentParser:
     _add_places(call)
     call.add_argument("--session", default=CLI_SESSION, help="session id")
     call.add_argument("--events", action="store_true", help="print JSON Lines events")
+
+    serve = sub.add_parser(
+        "serve",
+        help=f"serve the tools over MCP (default: streamable HTTP on {DEFAULT_HTTP}, /mcp)",
+    )
+    transport = serve.add_mutually_exclusive_group()
+    transport.add_argument("--stdio", action="store_true", help="serve over stdin/stdout")
+    transport.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        default=DEFAULT_HTTP,
+        help=f"listen here (default {DEFAULT_HTTP})",
+    )
+    _add_places(serve)
 
     tools = sub.add_parser("tools", help="print the tool definitions")
     tools.add_argument("--format", choices=["anthropic", "openai", "mcp"], default="anthropic")
@@ -131,6 +152,40 @@ def _session(ns: argparse.Namespace) -> dict[str, Any]:
         return {"checkpoint": session.checkpoint(summary=ns.summary).to_wire()}
 
 
+def parse_http_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6) -> (host, port); ValueError if malformed."""
+    host, sep, port = text.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"--http takes HOST:PORT, e.g. {DEFAULT_HTTP} (got {text!r})")
+    return host, int(port)
+
+
+def _serve(ns: argparse.Namespace) -> int:
+    workspace = Path(ns.workspace).resolve()
+    if not workspace.is_dir():
+        return _usage(f"workspace {ns.workspace} is not a directory")
+    try:
+        http = None if ns.stdio else parse_http_address(ns.http)
+    except ValueError as err:
+        return _usage(str(err))
+    # Imported here: the mcp SDK costs about 2 s, which `toolbound call` never pays.
+    from toolbound.mcp_server import ServeOptions, serve
+
+    options = ServeOptions(
+        workspace=workspace,
+        http=http,
+        data_dir=Path(ns.data_dir) if ns.data_dir is not None else None,
+        allow_external=tuple(Path(d) for d in ns.allow_external),
+    )
+    try:
+        return serve(options)
+    except OSError as err:
+        return _usage(str(err))
+    except KeyboardInterrupt:
+        return 130
+
+
 def _usage(message: str) -> int:
     sys.stderr.write(f"toolbound: {message}\n")
     return 2
@@ -164,6 +219,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _usage(str(err))
         except KeyboardInterrupt:
             return 130
+    if ns.command == "serve":
+        return _serve(ns)
     return _usage(f"unknown command {ns.command}")
 
 

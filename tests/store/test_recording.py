@@ -4,36 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-import sys
-import threading
-import types
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from toolbound import DEFAULT_LIMITS, SessionStore, ToolHost
-from toolbound.results import GlobResult, WireModel
-from toolbound.tools import ToolContext
-
-
-def _chunky_tool() -> types.ModuleType:
-    """A stand-in tool module that streams chunks from a thread and from the loop."""
-
-    async def run(args: Any, ctx: ToolContext) -> WireModel:
-        def worker() -> None:
-            for i in range(200):
-                ctx.emit("stdout" if i % 3 else "stderr", f"line {i}\n")
-
-        thread = threading.Thread(target=worker)
-        thread.start()
-        await asyncio.to_thread(thread.join)
-        ctx.emit("stdout", "done ✓\n")
-        return GlobResult(matches=["a.py"], count=1, truncated=False)
-
-    module = types.ModuleType("toolbound.tools.bash")
-    module.run = run  # type: ignore[attr-defined]
-    return module
 
 
 async def test_an_invalid_read_call_is_recorded_with_its_result(tmp_path: Path) -> None:
@@ -62,24 +37,24 @@ async def test_an_unknown_tool_call_is_recorded_too(tmp_path: Path) -> None:
         assert store.events("c2", session_id="other") == []
 
 
-async def test_streamed_chunks_replay_with_the_same_seq_values(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setitem(sys.modules, "toolbound.tools.bash", _chunky_tool())
+async def test_a_bash_calls_chunks_replay_with_the_same_seq_values(tmp_path: Path) -> None:
+    command = (
+        "for i in $(seq 300); do echo out $i; echo err $i >&2; "
+        "[ $((i % 100)) = 0 ] && sleep 0.1; done; echo 'done ✓'"
+    )
     async with ToolHost(workspace=tmp_path, data_dir=tmp_path, session_id="s1") as host:
-        events = [e async for e in host.stream("Bash", {"command": "x"}, tool_call_id="b1")]
+        events = [e async for e in host.stream("Bash", {"command": command}, tool_call_id="b1")]
         # Recorded before the result was handed out: replayable while the host lives.
         with SessionStore(tmp_path) as store:
             replayed = store.events("b1")
-    assert [e["seq"] for e in events] == list(range(202))
     assert replayed == events
-    assert events[-2] == {
-        "type": "chunk",
-        "toolCallId": "b1",
-        "stream": "stdout",
-        "seq": 200,
-        "data": "done ✓\n",
-    }
+    assert [e["seq"] for e in events] == list(range(len(events)))
+    chunks = [e for e in events if e["type"] == "chunk"]
+    assert {c["stream"] for c in chunks} == {"stdout", "stderr"}
+    stdout = "".join(c["data"] for c in chunks if c["stream"] == "stdout")
+    assert stdout == "".join(f"out {i}\n" for i in range(1, 301)) + "done ✓\n"
+    assert events[-1]["type"] == "result"
+    assert events[-1]["result"]["exitCode"] == 0
 
 
 async def test_host_start_sweeps_scratch_dirs_of_ended_sessions(tmp_path: Path) -> None:

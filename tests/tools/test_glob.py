@@ -3,40 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from support import write
 from toolbound import ToolHost
 from toolbound.limits import DEFAULT_LIMITS, Limits
-
-T0 = 1_700_000_000
-
-
-def write(root: Path, rel: str, data: str = "x\n", *, age: int | None = None) -> Path:
-    """Write a file; ``age`` n sets its mtime to T0 - n (bigger is older)."""
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(data, encoding="utf-8")
-    if age is not None:
-        os.utime(path, (T0 - age, T0 - age))
-    return path
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-async def host(tmp_path: Path, ws: Path) -> AsyncIterator[ToolHost]:
-    async with ToolHost(ws, tmp_path / "data", "s1") as h:
-        yield h
 
 
 async def glob(host: ToolHost, **args: Any) -> dict[str, Any]:

@@ -6,42 +6,14 @@ import asyncio
 import json
 import os
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from support import write
 from toolbound import ToolHost
 from toolbound.limits import DEFAULT_LIMITS, Limits
-
-T0 = 1_700_000_000  # a fixed epoch second; files get T0 + n as their mtime
-
-
-def write(root: Path, rel: str, data: str | bytes, *, age: int | None = None) -> Path:
-    """Write a file; ``age`` n sets its mtime to T0 - n (bigger is older)."""
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, str):
-        path.write_text(data, encoding="utf-8")
-    else:
-        path.write_bytes(data)
-    if age is not None:
-        os.utime(path, (T0 - age, T0 - age))
-    return path
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-async def host(tmp_path: Path, ws: Path) -> AsyncIterator[ToolHost]:
-    async with ToolHost(ws, tmp_path / "data", "s1") as h:
-        yield h
 
 
 async def grep(host: ToolHost, **args: Any) -> dict[str, Any]:
@@ -436,16 +408,18 @@ async def test_an_abort_stops_the_search_and_returns_what_it_has(host: ToolHost,
     )
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any folder")
-async def test_an_unreadable_folder_is_skipped_and_counted(host: ToolHost, ws: Path) -> None:
+def test_an_unreadable_folder_is_skipped_and_counted(
+    tmp_path: Path, ws: Path, unprivileged: Any
+) -> None:
     write(ws, "ok.txt", "hit\n")
     write(ws, "locked/secret.txt", "hit\n")
     (ws / "locked").chmod(0)
     try:
-        result = await grep(host, pattern="hit")
+        done = unprivileged(str(ws), str(tmp_path / "data"), "Grep", '{"pattern": "hit"}')
     finally:
         (ws / "locked").chmod(0o755)
-    assert result == {
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
         "matches": [m("ok.txt", 1, "hit")],
         "count": 1,
         "files": 1,

@@ -6,12 +6,7 @@ import asyncio
 import json
 import os
 import random
-import shutil
 import socket
-import subprocess
-import sys
-import tempfile
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,19 +19,6 @@ from toolbound.tools import read as read_tool
 from toolbound.tools.lineindex import SCAN_BLOCK_BYTES
 
 CALL_TIMEOUT_S = 20
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-async def host(tmp_path: Path, ws: Path) -> AsyncIterator[ToolHost]:
-    async with ToolHost(ws, data_dir=tmp_path / "data", session_id="read-test") as h:
-        yield h
 
 
 async def read(host: ToolHost, path: str, **args: Any) -> dict[str, Any]:
@@ -396,70 +378,15 @@ PERMISSION_DENIED = error(
 )
 
 
-@pytest.mark.skipif(
-    os.geteuid() == 0, reason="root reads a chmod 000 file; see the test run as another user"
-)
-async def test_an_unreadable_file_is_permission_denied(host: ToolHost, ws: Path) -> None:
-    secret = ws / "secret.txt"
-    secret.write_text("no\n")
-    secret.chmod(0)
-    assert await read(host, "secret.txt") == PERMISSION_DENIED
-
-
-# Run as root, the child warms its imports, drops to 'nobody' (root ignores file
-# modes, so this is the only real way to see EACCES), then calls Read.
-_AS_NOBODY = """
-import asyncio, json, os, sys
-from toolbound import ToolHost
-from toolbound.arguments import ReadArgs
-from toolbound.tools import ToolContext
-from toolbound.tools import read as read_tool
-
-NOBODY = 65534
-
-async def main(ws, data):
-    async with ToolHost(ws, data_dir=data, session_id="nobody") as host:
-        await host.call("Read", {"path": "public.txt"})
-        os.setgroups([])
-        os.setgid(NOBODY)
-        os.setuid(NOBODY)
-        print(json.dumps(await host.call("Read", {"path": "secret.txt"})))
-
-asyncio.run(main(sys.argv[1], sys.argv[2]))
-"""
-
-
-@pytest.fixture
-def shared_ws() -> Iterator[Path]:
-    """A workspace another user can enter (pytest's tmp_path is private to its user)."""
-    top = Path(tempfile.mkdtemp(prefix="toolbound-read-"))
-    try:
-        top.chmod(0o755)
-        (top / "ws").mkdir(mode=0o755)
-        yield top / "ws"
-    finally:
-        shutil.rmtree(top)
-
-
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop to another user")
-def test_an_unreadable_file_is_permission_denied_for_a_user_without_access(
-    tmp_path: Path, shared_ws: Path
+def test_an_unreadable_file_is_permission_denied(
+    tmp_path: Path, ws: Path, unprivileged: Any
 ) -> None:
-    ws = shared_ws
-    (ws / "public.txt").write_text("warm-up\n")
     secret = ws / "secret.txt"
     secret.write_text("no\n")
     secret.chmod(0)
-    done = subprocess.run(
-        [sys.executable, "-c", _AS_NOBODY, str(ws), str(tmp_path / "data")],
-        capture_output=True,
-        text=True,
-        timeout=CALL_TIMEOUT_S,
-        check=False,
-    )
-    assert (done.returncode, done.stdout and json.loads(done.stdout)) == (0, PERMISSION_DENIED), (
-        done.stderr
-    )
+    done = unprivileged(str(ws), str(tmp_path / "data"), "Read", '{"path": "secret.txt"}')
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == PERMISSION_DENIED
 
 
 # -- roots --------------------------------------------------------------------------------

@@ -1,0 +1,238 @@
+"""``toolbound serve`` end to end: the official SDK client against the real server.
+
+Each test runs over stdio, over an HTTP session (handshake era) and over
+sessionless HTTP (the 2026-07-28 era), see ``conftest.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import mcp_types as types
+import pytest
+
+from toolbound.mcp_server import CHUNK_META_KEY, output_schema
+from toolbound.tooldefs import builtin_tool_defs
+
+if TYPE_CHECKING:
+    from conftest import Connect
+
+# The module shares one stdio session (see conftest), so it shares one loop.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+WAIT_S = 30.0
+
+
+def text_of(result: types.CallToolResult) -> str:
+    assert len(result.content) == 1
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+async def wait_until(predicate: Any, what: str) -> None:
+    """Poll ``predicate`` until it holds; fail after WAIT_S."""
+    deadline = time.monotonic() + WAIT_S
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        await anyio.sleep(0.02)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_tools_list_serves_the_four_definitions_with_output_schemas(connect: Connect) -> None:
+    async with connect() as conn:
+        listed = await conn.client.list_tools()
+        got = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools]
+        want = [
+            {**d, "outputSchema": output_schema(d["name"])} for d in builtin_tool_defs(fmt="mcp")
+        ]
+        assert got == want
+        assert [(t.name, t.annotations and t.annotations.read_only_hint) for t in listed.tools] == [
+            ("Read", True),
+            ("Glob", True),
+            ("Grep", True),
+            ("Bash", False),
+        ]
+
+
+async def test_a_bad_argument_is_an_is_error_result_with_the_error_as_structured_content(
+    connect: Connect,
+) -> None:
+    async with connect() as conn:
+        result = await conn.client.call_tool("Read", {"path": "a.txt", "limit": 0})
+        message = (
+            "Invalid arguments for Read: 'limit' must be 1-2000 lines. "
+            "Fix the arguments and call again."
+        )
+        assert result.is_error
+        assert result.structured_content == {
+            "error": {"code": "TOOL_INVALID_ARGUMENT", "message": message}
+        }
+        assert text_of(result) == f"TOOL_INVALID_ARGUMENT: {message}"
+
+
+async def test_an_unknown_tool_is_a_tool_unknown_result(connect: Connect) -> None:
+    async with connect() as conn:
+        result = await conn.client.call_tool("Write", {"path": "a.txt"})
+        message = "There is no tool named 'Write'; the tools are Read, Glob, Grep, Bash."
+        assert result.is_error
+        assert result.structured_content == {"error": {"code": "TOOL_UNKNOWN", "message": message}}
+        assert text_of(result) == f"TOOL_UNKNOWN: {message}"
+
+
+async def test_read_returns_the_window_and_the_file_text(connect: Connect) -> None:
+    async with connect() as conn:
+        (conn.dir / "a.txt").write_text("one\ntwo\n")
+        result = await conn.client.call_tool("Read", {"path": f"{conn.rel}/a.txt"})
+        assert not result.is_error
+        assert result.structured_content == {
+            "path": f"{conn.rel}/a.txt",
+            "root": "workspace",
+            "content": "one\ntwo\n",
+            "offset": 0,
+            "lineCount": 2,
+            "totalLines": 2,
+            "fileBytes": 8,
+            "truncated": False,
+        }
+        assert text_of(result) == "one\ntwo\n"
+
+
+async def test_glob_lists_matches_newest_first_one_a_line(connect: Connect) -> None:
+    async with connect() as conn:
+        for age, name in enumerate(["new.py", "old.py"]):
+            (conn.dir / name).write_text("x\n")
+            os.utime(conn.dir / name, (1_700_000_000 - age * 100, 1_700_000_000 - age * 100))
+        result = await conn.client.call_tool("Glob", {"pattern": "*.py", "path": conn.rel})
+        assert not result.is_error
+        matches = [f"{conn.rel}/new.py", f"{conn.rel}/old.py"]
+        assert result.structured_content == {"matches": matches, "count": 2, "truncated": False}
+        assert text_of(result) == "\n".join(matches)
+
+
+async def test_grep_lists_matching_lines_as_path_line_text(connect: Connect) -> None:
+    async with connect() as conn:
+        (conn.dir / "a.py").write_text("def f():\n    return 1\n")
+        result = await conn.client.call_tool("Grep", {"pattern": "return", "path": conn.rel})
+        assert not result.is_error
+        assert result.structured_content == {
+            "matches": [{"path": f"{conn.rel}/a.py", "line": 2, "text": "    return 1"}],
+            "count": 1,
+            "files": 1,
+            "truncated": False,
+        }
+        assert text_of(result) == f"{conn.rel}/a.py:2:    return 1"
+
+
+async def test_bash_text_is_stdout_then_stderr_then_the_exit_status(connect: Connect) -> None:
+    async with connect() as conn:
+        result = await conn.client.call_tool(
+            "Bash", {"command": "echo out; echo err >&2; exit 3", "timeout": 10}
+        )
+        assert not result.is_error
+        structured = result.structured_content
+        assert isinstance(structured, dict)
+        assert (structured["stdout"], structured["stderr"], structured["exitCode"]) == (
+            "out\n",
+            "err\n",
+            3,
+        )
+        assert text_of(result) == "out\nerr\n[exit status 3]"
+
+
+async def test_bash_chunks_arrive_as_progress_notifications(connect: Connect) -> None:
+    async with connect() as conn:
+        progress: list[tuple[float, str | None]] = []
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            progress.append((value, message))
+
+        result = await conn.client.call_tool(
+            "Bash",
+            {"command": "echo one; echo two >&2; echo three", "timeout": 10},
+            progress_callback=on_progress,
+        )
+        structured = result.structured_content
+        assert isinstance(structured, dict)
+
+        def notes() -> list[types.ProgressNotificationParams]:
+            found = [
+                n.params for n in conn.notifications if isinstance(n, types.ProgressNotification)
+            ]
+            return sorted(found, key=lambda p: p.progress)
+
+        def chunks(stream: str) -> str:
+            return "".join(
+                p.message or ""
+                for p in notes()
+                if (p.meta or {})[CHUNK_META_KEY]["stream"] == stream
+            )
+
+        # Notifications are delivered by tasks of their own, so they may trail the result.
+        await wait_until(
+            lambda: chunks("stdout") == "one\nthree\n" and chunks("stderr") == "two\n",
+            "every chunk as a progress notification",
+        )
+        params = notes()
+        assert [p.progress for p in params] == [float(i + 1) for i in range(len(params))]
+        assert [(p.meta or {})[CHUNK_META_KEY]["seq"] for p in params] == list(range(len(params)))
+        assert sorted(progress) == [(p.progress, p.message) for p in params]
+        assert (structured["stdout"], structured["stderr"]) == ("one\nthree\n", "two\n")
+
+
+async def test_a_cancelled_call_stops_its_process_tree_and_the_server_keeps_serving(
+    connect: Connect,
+) -> None:
+    async with connect() as conn:
+        shell, child = conn.dir / "shell.pid", conn.dir / "child.pid"
+        command = (
+            f"sleep 300 & echo $! > {conn.rel}/child.pid; echo $$ > {conn.rel}/shell.pid; wait"
+        )
+        with anyio.fail_after(WAIT_S):
+            async with anyio.create_task_group() as tg:
+
+                async def hung() -> None:
+                    await conn.client.call_tool("Bash", {"command": command, "timeout": 300})
+                    pytest.fail("the hung command returned")
+
+                tg.start_soon(hung)
+                await wait_until(
+                    lambda: shell.stat().st_size > 0 if shell.exists() else False, "pid"
+                )
+                tg.cancel_scope.cancel()
+        pids = [int(shell.read_text()), int(child.read_text())]
+        await wait_until(lambda: not any(alive(p) for p in pids), "the process tree to be gone")
+        result = await conn.client.call_tool("Bash", {"command": "echo still here"})
+        assert text_of(result) == "still here\n[exit status 0]"
+
+
+async def test_ten_reads_and_two_bash_calls_at_once_all_complete(connect: Connect) -> None:
+    async with connect() as conn:
+        for i in range(10):
+            (conn.dir / f"f{i}.txt").write_text(f"file {i}\n" * (i + 1))
+        results: dict[str, types.CallToolResult] = {}
+
+        async def call(key: str, tool: str, args: dict[str, Any]) -> None:
+            results[key] = await conn.client.call_tool(tool, args)
+
+        with anyio.fail_after(WAIT_S):
+            async with anyio.create_task_group() as tg:
+                for i in range(10):
+                    tg.start_soon(call, f"r{i}", "Read", {"path": f"{conn.rel}/f{i}.txt"})
+                for i in range(2):
+                    tg.start_soon(call, f"b{i}", "Bash", {"command": f"sleep 0.2; echo bash {i}"})
+        for i in range(10):
+            assert text_of(results[f"r{i}"]) == f"file {i}\n" * (i + 1)
+        for i in range(2):
+            assert text_of(results[f"b{i}"]) == f"bash {i}\n[exit status 0]"
