@@ -243,6 +243,9 @@ class Sessions:
 
     options: ServeOptions
     server_session_id: str = field(default_factory=lambda: f"mcp-{uuid.uuid4().hex[:16]}")
+    # Told of each session's host as it starts and ends (the web view watches them).
+    on_start: Callable[[ToolHost], None] | None = None
+    on_end: Callable[[ToolHost], None] | None = None
     _hosts: dict[str, ToolHost] = field(default_factory=dict)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -271,6 +274,8 @@ class Sessions:
         )
         await host.__aenter__()
         self._hosts[sid] = host
+        if self.on_start is not None:
+            self.on_start(host)
         return host
 
     async def end(self, sid: str) -> None:
@@ -281,6 +286,9 @@ class Sessions:
         try:
             await host.aclose()
         finally:
+            # After aclose: the watchers see the aborted calls' results.
+            if self.on_end is not None:
+                self.on_end(host)
             # Shielded: the SDK bounds a connection's teardown and may cancel it.
             with anyio.CancelScope(shield=True):
                 await asyncio.to_thread(_end_stored_session, host)
@@ -451,12 +459,25 @@ async def serve_http(options: ServeOptions, host: str, port: int) -> None:
     """Serve streamable HTTP on ``host:port`` at ``/mcp``; announce the URL on stderr.
 
     The socket is bound before the URL is announced, so a client may connect
-    as soon as it reads it (port 0 picks a free port).
+    as soon as it reads it (port 0 picks a free port). The web view
+    (``toolbound.web``) shares the port; its URL, with its token, is announced
+    on the next line.
     """
     import uvicorn
 
-    server = build_server(Sessions(options))
-    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
+    from toolbound.web import WebService
+
+    web = WebService.open(
+        workspace=options.workspace,
+        data_dir=options.data_dir,
+        allow_external=options.allow_external,
+        limits=options.limits,
+    )
+    server = build_server(Sessions(options, on_start=web.attach, on_end=web.detach))
+    # The web view shares the port: its page, API and event streams beside /mcp.
+    app = server.streamable_http_app(
+        streamable_http_path=HTTP_PATH, host=host, custom_starlette_routes=web.routes()
+    )
     config = uvicorn.Config(
         app,
         host=host,
@@ -471,7 +492,11 @@ async def serve_http(options: ServeOptions, host: str, port: int) -> None:
     _announce(
         f"MCP server on http://{shown}:{bound_port}{HTTP_PATH} (workspace {options.workspace})"
     )
-    await uvicorn.Server(config).serve(sockets=[sock])
+    _announce(f"web view on {web.url(bound_host, bound_port)}")
+    try:
+        await uvicorn.Server(config).serve(sockets=[sock])
+    finally:
+        web.close()
 
 
 def serve(options: ServeOptions) -> int:
