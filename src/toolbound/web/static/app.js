@@ -14,7 +14,7 @@
 import { PLAIN, compact, parseLine, scanState } from "./ansi.js";
 
 const OVERSCAN = 20; // lines rendered above and below the visible ones
-const COMPACT_AT = 4096; // a current line this long with a \r is compacted
+const COMPACT_AT = 4096; // a line still being written is compacted past this length
 const POLL_MS = 1000; // while the session is live or a call of it runs
 const IDLE_POLL_MS = 5000;
 const VIEW_PAGE_LINES = 500;
@@ -88,20 +88,20 @@ export class Pane {
       if (i < parts.length - 1) {
         let raw = this.cur;
         if (raw.endsWith("\r")) raw = raw.slice(0, -1);
-        raw = this.compacted(raw);
+        raw = this.compacted(raw, 0);
         this.lines.push(raw);
         this.starts.push(this.curStart);
         this.curStart = scanState(raw, this.curStart);
         this.cur = "";
       }
     }
-    this.cur = this.compacted(this.cur);
+    this.cur = this.compacted(this.cur, COMPACT_AT);
     this.schedule();
   }
 
-  // A long line that rewrote itself (\r) is kept as what it shows.
-  compacted(raw) {
-    if (raw.length <= COMPACT_AT || !raw.includes("\r")) return raw;
+  // A line longer than `over` that rewrote itself (\r) is kept as what it shows.
+  compacted(raw, over) {
+    if (raw.length <= over || !raw.includes("\r")) return raw;
     const shorter = compact(raw, this.curStart);
     return shorter === null ? raw : shorter;
   }
