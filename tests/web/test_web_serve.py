@@ -29,6 +29,11 @@ class Serving:
     workspace: Path
 
 
+def _pump(stream: Any, lines: queue.Queue[str]) -> None:
+    for line in stream:
+        lines.put(line)
+
+
 @pytest.fixture
 def serving(tmp_path: Path) -> Iterator[Serving]:
     workspace = tmp_path / "ws"
@@ -38,7 +43,7 @@ def serving(tmp_path: Path) -> Iterator[Serving]:
     proc = subprocess.Popen(command, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
     lines: queue.Queue[str] = queue.Queue()
     assert proc.stderr is not None
-    pump = threading.Thread(target=lambda: [lines.put(x) for x in proc.stderr or ()], daemon=True)
+    pump = threading.Thread(target=_pump, args=(proc.stderr, lines), daemon=True)
     pump.start()
     try:
         mcp_line, web_line = lines.get(timeout=WAIT_S), lines.get(timeout=WAIT_S)
