@@ -39,14 +39,23 @@ def test_two_processes_appending_to_one_session_lose_nothing(tmp_path: Path) -> 
         )
         for name in ("left", "right")
     ]
-    for p in procs:
-        assert p.stdout is not None
-        assert p.stdout.readline() == "ready\n"
-    for p in procs:
-        assert p.stdin is not None
-        p.stdin.write("go\n")
-        p.stdin.flush()
-    outputs = [p.communicate(timeout=60) for p in procs]
+    try:
+        for p in procs:
+            assert p.stdout is not None
+            if p.stdout.readline() != "ready\n":
+                p.kill()
+                _, err = p.communicate(timeout=30)
+                raise AssertionError(f"an appender failed to open the store: {err}")
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        outputs = [p.communicate(timeout=60) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.communicate(timeout=30)
     assert [p.returncode for p in procs] == [0, 0], [err for _, err in outputs]
     with SessionStore(tmp_path) as store:
         texts = [m["content"] for m in store.session("shared").transcript()]
