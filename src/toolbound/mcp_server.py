@@ -39,7 +39,6 @@ import logging
 import os
 import re
 import signal
-import socket
 import sqlite3
 import sys
 import uuid
@@ -442,19 +441,6 @@ async def serve_stdio(options: ServeOptions) -> None:
         tg.start_soon(run)
 
 
-def _listen(host: str, port: int) -> socket.socket:
-    """A listening TCP socket; OSError naming the address if that is impossible."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen()
-    except OSError as err:
-        sock.close()
-        raise OSError(f"cannot listen on {host}:{port}: {err.strerror or err}") from err
-    return sock
-
-
 async def serve_http(options: ServeOptions, host: str, port: int) -> None:
     """Serve streamable HTTP on ``host:port`` at ``/mcp``; announce the URL on stderr.
 
@@ -486,7 +472,9 @@ async def serve_http(options: ServeOptions, host: str, port: int) -> None:
         lifespan="on",
         timeout_graceful_shutdown=HTTP_SHUTDOWN_GRACE_S,
     )
-    sock = _listen(host, port)
+    from toolbound.web.server import listen
+
+    sock = listen(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
     _announce(
