@@ -41,7 +41,8 @@ import asyncio
 import os
 import re
 import time
-from typing import IO
+from collections.abc import Callable
+from typing import IO, TypeVar
 
 from toolbound.arguments import GrepArgs
 from toolbound.bounds import clip_line, split_eol
@@ -60,6 +61,9 @@ from toolbound.search.ranking import Entry, FirstEntries, fit_page, item_size
 from toolbound.search.rg import RgOutcome, base_args, raise_if_fatal, run_rg
 from toolbound.search.scope import Scope, resolve_scope
 from toolbound.tools import ToolContext
+
+T = TypeVar("T")
+R = TypeVar("R", bound=WireModel)
 
 # Pass 2 searches files in batches that grow by this factor, starting small:
 # dense matches fill the page from the first few files, sparse ones need more.
@@ -307,25 +311,47 @@ async def _result(
     return await _count_result(args, ctx, scope, files, page, deadline)
 
 
+def _listing_page(
+    args: GrepArgs,
+    ctx: ToolContext,
+    pager: _Page,
+    *,
+    items: list[T],
+    listed: int,
+    page: int,
+    available: int,
+    make: Callable[[list[T], int, bool, str | None], R],
+    cost: Callable[[T], int],
+) -> R:
+    """One page of a per-file listing (filesWithMatches or count), fitted to the budget."""
+
+    def build(n: int, fit_stop: str | None) -> R:
+        more = listed > args.offset + n
+        notice = pager.notice(
+            shown=n, more=more, stopped_by=fit_stop, clipped=0, available=available
+        )
+        return make(items[:n], n, more or pager.stopped is not None, notice)
+
+    return fit_page(build, items, head_limit=page, budget=ctx.limits.search, cost=cost)
+
+
 def _files_result(
     args: GrepArgs, ctx: ToolContext, scope: Scope, files: TextFiles, page: int
 ) -> GrepFilesResult:
     window = files.text[args.offset : args.offset + page]
-    shown = [scope.shown(ctx.roots, p) for p in window]
-    pager = _Page(args, ctx, [files.found.outcome])
-
-    def build(n: int, fit_stop: str | None) -> GrepFilesResult:
-        more = len(files.text) > args.offset + n
-        return GrepFilesResult(
-            files=shown[:n],
-            count=n,
-            truncated=more or pager.stopped is not None,
-            notice=pager.notice(
-                shown=n, more=more, stopped_by=fit_stop, clipped=0, available=len(window)
-            ),
-        )
-
-    return fit_page(build, shown, head_limit=page, budget=ctx.limits.search, cost=item_size)
+    return _listing_page(
+        args,
+        ctx,
+        _Page(args, ctx, [files.found.outcome]),
+        items=[scope.shown(ctx.roots, p) for p in window],
+        listed=len(files.text),
+        page=page,
+        available=len(window),
+        make=lambda shown, n, truncated, notice: GrepFilesResult(
+            files=shown, count=n, truncated=truncated, notice=notice
+        ),
+        cost=item_size,
+    )
 
 
 async def _count_result(
@@ -338,29 +364,21 @@ async def _count_result(
 ) -> GrepCountResult:
     window = files.text[args.offset : args.offset + page]
     counts, outcomes = await _file_counts(args, ctx, scope=scope, files=window, deadline=deadline)
-    rows = [
-        GrepFileCount(path=scope.shown(ctx.roots, p), count=counts[p])
-        for p in window
-        if counts.get(p)
-    ]
-    pager = _Page(args, ctx, [files.found.outcome, *outcomes])
-
-    def build(n: int, fit_stop: str | None) -> GrepCountResult:
-        more = len(files.text) > args.offset + n
-        return GrepCountResult(
-            counts=rows[:n],
-            count=n,
-            truncated=more or pager.stopped is not None,
-            notice=pager.notice(
-                shown=n, more=more, stopped_by=fit_stop, clipped=0, available=len(window)
-            ),
-        )
-
-    return fit_page(
-        build,
-        rows,
-        head_limit=page,
-        budget=ctx.limits.search,
+    return _listing_page(
+        args,
+        ctx,
+        _Page(args, ctx, [files.found.outcome, *outcomes]),
+        items=[
+            GrepFileCount(path=scope.shown(ctx.roots, p), count=counts[p])
+            for p in window
+            if counts.get(p)
+        ],
+        listed=len(files.text),
+        page=page,
+        available=len(window),
+        make=lambda rows, n, truncated, notice: GrepCountResult(
+            counts=rows, count=n, truncated=truncated, notice=notice
+        ),
         cost=lambda r: item_size(r.to_wire()),
     )
 
