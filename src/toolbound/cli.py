@@ -12,6 +12,7 @@ only then).
 Pieces:
     build_parser        the argparse tree
     parse_http_address  ``serve --http HOST:PORT``
+    check_loopback      ``serve --http`` stays on loopback without ``--allow-remote``
     main                entry point of the console script
 """
 
@@ -19,7 +20,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import json
+import os
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,6 +39,8 @@ CLI_SESSION = "cli"
 
 # Where `toolbound serve` listens unless told otherwise (endpoint /mcp).
 DEFAULT_HTTP = "127.0.0.1:8765"
+# The bearer token of `serve --http` when set (otherwise a random one is printed).
+TOKEN_ENV = "TOOLBOUND_TOKEN"
 
 
 def _add_places(p: argparse.ArgumentParser, *, workspace: bool = True) -> None:
@@ -75,6 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         default=DEFAULT_HTTP,
         help=f"listen here (default {DEFAULT_HTTP})",
+    )
+    serve.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow --http on an address outside 127.0.0.0/8 and ::1 (anyone who can "
+        "reach it and holds the token runs Bash)",
     )
     _add_places(serve)
 
@@ -161,12 +173,33 @@ def parse_http_address(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def check_loopback(host: str) -> None:
+    """ValueError unless ``host`` is (or resolves only to) 127.0.0.0/8 or ::1."""
+    try:
+        addresses = {ipaddress.ip_address(host)}
+    except ValueError:
+        try:
+            infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+        except OSError as err:
+            raise ValueError(f"--http host {host!r} does not resolve: {err}") from None
+        addresses = {ipaddress.ip_address(str(info[4][0]).partition("%")[0]) for info in infos}
+    outside = sorted(str(a) for a in addresses if not a.is_loopback)
+    if outside:
+        raise ValueError(
+            f"--http {host} is not a loopback address ({', '.join(outside)}): anyone who can "
+            "reach it could run Bash here. Bind 127.0.0.1 or ::1, or pass --allow-remote "
+            "to serve other machines (they need the bearer token)."
+        )
+
+
 def _serve(ns: argparse.Namespace) -> int:
     workspace = Path(ns.workspace).resolve()
     if not workspace.is_dir():
         return _usage(f"workspace {ns.workspace} is not a directory")
     try:
         http = None if ns.stdio else parse_http_address(ns.http)
+        if http is not None and not ns.allow_remote:
+            check_loopback(http[0])
     except ValueError as err:
         return _usage(str(err))
     # Imported here: the mcp SDK costs about 2 s, which `toolbound call` never pays.
@@ -177,6 +210,7 @@ def _serve(ns: argparse.Namespace) -> int:
         http=http,
         data_dir=Path(ns.data_dir) if ns.data_dir is not None else None,
         allow_external=tuple(Path(d) for d in ns.allow_external),
+        token=os.environ.get(TOKEN_ENV) or None,
     )
     try:
         return serve(options)

@@ -35,6 +35,9 @@ import mcp_types as types
 import pytest
 import pytest_asyncio
 from mcp import Client, StdioServerParameters
+from mcp.client._transport import TransportStreams
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 # Every wait on the server is bounded by this.
 WAIT_S = 30.0
@@ -59,6 +62,31 @@ class HttpServer:
     workspace: Path
     data_dir: Path
     proc: subprocess.Popen[str]
+    token: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+
+def read_announcement(lines: queue.Queue[str]) -> tuple[str, str]:
+    """The /mcp URL and the bearer token from ``toolbound serve --http``'s first lines."""
+    announced = "".join(lines.get(timeout=WAIT_S) for _ in range(3))
+    url = re.search(r"MCP server on (http://127\.0\.0\.1:\d+/mcp) ", announced)
+    token = re.search(r"'Authorization: Bearer ([^']+)'", announced)
+    assert url, announced
+    assert token, announced
+    return url.group(1), token.group(1)
+
+
+@contextlib.asynccontextmanager
+async def bearer_transport(url: str, headers: dict[str, str]) -> AsyncIterator[TransportStreams]:
+    """The SDK's streamable HTTP transport, sending ``headers`` with every request."""
+    async with (
+        create_mcp_http_client(headers=headers) as http,
+        streamable_http_client(url, http_client=http) as streams,
+    ):
+        yield streams
 
 
 def _pump_lines(stream: object, lines: queue.Queue[str]) -> None:
@@ -81,10 +109,8 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer
     pump = threading.Thread(target=_pump_lines, args=(proc.stderr, lines), daemon=True)
     pump.start()
     try:
-        announce = lines.get(timeout=WAIT_S)
-        found = re.search(r"(http://127\.0\.0\.1:\d+/mcp) ", announce)
-        assert found, announce
-        yield HttpServer(found.group(1), workspace, data_dir, proc)
+        url, token = read_announcement(lines)
+        yield HttpServer(url, workspace, data_dir, proc, token)
     finally:
         proc.terminate()
         try:
@@ -127,7 +153,8 @@ class Clients:
 
     @staticmethod
     def http(server: HttpServer, *, mode: str, **kwargs: Any) -> Client:
-        return Client(server.url, mode=mode, read_timeout_seconds=WAIT_S, **kwargs)
+        transport = bearer_transport(server.url, server.headers)
+        return Client(transport, mode=mode, read_timeout_seconds=WAIT_S, **kwargs)
 
 
 @pytest.fixture
