@@ -56,6 +56,12 @@ def serve_args(workspace: Path, data_dir: Path, *transport: str) -> list[str]:
     ]
 
 
+@pytest.fixture
+def serve_argv() -> Any:
+    """``serve_args`` for test modules (``conftest`` itself is not importable by name)."""
+    return serve_args
+
+
 @dataclass
 class HttpServer:
     url: str
