@@ -1,7 +1,7 @@
 """The ``toolbound`` command line: a thin adapter over ``ToolHost``.
 
 ``toolbound call TOOL 'JSON_ARGS'`` prints one JSON document (exit 0 for a
-result, 1 for a tool error result, 2 for a usage error); with ``--events`` it
+result, 1 for a tool error result or a timed-out Bash call, 2 for a usage error); with ``--events`` it
 prints JSON Lines: every chunk event, then the result event.
 ``toolbound tools`` prints ``builtin_tool_defs()``.
 ``toolbound session list|show ID|context ID|checkpoint ID --summary TEXT|end ID``
@@ -13,6 +13,7 @@ Pieces:
     build_parser        the argparse tree
     parse_http_address  ``serve --http HOST:PORT``
     check_loopback      ``serve --http`` stays on loopback without ``--allow-remote``
+    parse_json_args     ``call``'s JSON_ARGS, or a usage error
     main                entry point of the console script
 """
 
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from toolbound.limits import DEFAULT_LIMITS
-from toolbound.results import ToolError
+from toolbound.results import ToolError, is_error
 from toolbound.tooldefs import builtin_tool_defs
 
 # The CLI's own session when none is named, so a spill file named by one call
@@ -116,6 +117,28 @@ def _dump(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False)
 
 
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON number")
+
+
+def parse_json_args(text: str) -> Any:
+    """``JSON_ARGS`` as a value; ValueError with the usage message for any JSON we cannot take.
+
+    That is: invalid JSON, ``NaN``/``Infinity``, an integer past Python's digit
+    limit, nesting deeper than the interpreter's recursion limit, and strings
+    that are not Unicode (a lone surrogate escape), which could be neither
+    recorded nor printed.
+    """
+    try:
+        args = json.loads(text, parse_constant=_not_json)
+        json.dumps(args, ensure_ascii=False).encode("utf-8")
+    except RecursionError:
+        raise ValueError("JSON_ARGS is nested too deeply; pass one flat JSON object") from None
+    except ValueError as err:
+        raise ValueError(f"JSON_ARGS is not valid JSON ({err}); pass one JSON object") from None
+    return args
+
+
 async def _call(ns: argparse.Namespace, args: Any) -> int:
     from toolbound.host import ToolHost
 
@@ -134,13 +157,21 @@ async def _call(ns: argparse.Namespace, args: Any) -> int:
                 result = event["result"]
         if not ns.events:
             sys.stdout.write(_dump(result) + "\n")
-    return 1 if "error" in result else 0
+    return 1 if is_error(result) else 0
 
 
 def _session(ns: argparse.Namespace) -> dict[str, Any]:
+    from toolbound.paths import default_data_dir
     from toolbound.store import SessionError, SessionStore
+    from toolbound.store.db import DB_NAME
 
-    with SessionStore(ns.data_dir) as store:
+    data_dir = Path(ns.data_dir) if ns.data_dir is not None else default_data_dir()
+    if not (data_dir / DB_NAME).is_file():
+        # Nothing stored there: answer without creating the data dir or a store.
+        if ns.action == "list":
+            return {"sessions": []}
+        raise SessionError(f"there is no session {ns.id!r} in {data_dir} (it holds no store)")
+    with SessionStore(data_dir) as store:
         if ns.action == "list":
             return {"sessions": [info.to_wire() for info in store.list()]}
         if ns.action == "end":
@@ -242,9 +273,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if ns.command == "call":
         try:
-            args = json.loads(ns.args)
-        except json.JSONDecodeError as err:
-            return _usage(f"JSON_ARGS is not valid JSON ({err}); pass one JSON object")
+            args = parse_json_args(ns.args)
+        except ValueError as err:
+            return _usage(str(err))
         try:
             return asyncio.run(_call(ns, args))
         except ToolError as err:
