@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -97,6 +99,27 @@ while not done.is_set():
 """
 
 
+@contextlib.contextmanager
+def swapping(link: Path) -> Iterator[None]:
+    """The SWAPPER process swapping ``link`` for as long as the block runs."""
+    swapper = subprocess.Popen(
+        [sys.executable, "-c", SWAPPER, str(link)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert swapper.stdin is not None
+    assert swapper.stdout is not None
+    try:
+        assert swapper.stdout.readline() == "swapping\n"
+        yield
+    finally:
+        swapper.stdin.close()
+        swapper.wait(timeout=10)
+        swapper.stdout.close()
+    assert swapper.returncode == 0
+
+
 async def test_a_symlink_swapped_while_it_resolves_ends_in_a_result(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     (ws / "sub").mkdir(parents=True)
@@ -110,16 +133,7 @@ async def test_a_symlink_swapped_while_it_resolves_ends_in_a_result(tmp_path: Pa
         ("Grep", {"pattern": ".", "path": "link"}),
     ]
     codes: collections.Counter[str] = collections.Counter()
-    swapper = subprocess.Popen(
-        [sys.executable, "-c", SWAPPER, str(ws / "link")],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert swapper.stdin is not None
-    assert swapper.stdout is not None
-    try:
-        assert swapper.stdout.readline() == "swapping\n"
+    with swapping(ws / "link"):
         async with ToolHost(workspace=ws, data_dir=tmp_path / "data") as host:
             deadline = time.monotonic() + SWAP_FOR_S
             while time.monotonic() < deadline:
@@ -129,10 +143,5 @@ async def test_a_symlink_swapped_while_it_resolves_ends_in_a_result(tmp_path: Pa
                     code = result["error"]["code"] if "error" in result else "ok"
                     assert code == "ok" or code.startswith("TOOL_"), result
                     codes[code] += 1
-    finally:
-        swapper.stdin.close()
-        swapper.wait(timeout=10)
-        swapper.stdout.close()
-    assert swapper.returncode == 0
     assert codes["ok"] > 0, codes
     assert sum(codes.values()) >= 40, codes

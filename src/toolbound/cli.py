@@ -1,8 +1,8 @@
 """The ``toolbound`` command line: a thin adapter over ``ToolHost``.
 
 ``toolbound call TOOL 'JSON_ARGS'`` prints one JSON document (exit 0 for a
-result, 1 for a tool error result or a timed-out Bash call, 2 for a usage error); with ``--events`` it
-prints JSON Lines: every chunk event, then the result event.
+result, 1 for a tool error result or a timed-out Bash call, 2 for a usage
+error); with ``--events`` it prints JSON Lines: every chunk event, then the result event.
 ``toolbound tools`` prints ``builtin_tool_defs()``.
 ``toolbound session list|show ID|context ID|checkpoint ID --summary TEXT|end ID``
 prints the session store's view as one JSON document.
