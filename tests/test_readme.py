@@ -22,7 +22,9 @@ def library_example() -> str:
 def run_example(workspace: Path, data_dir: Path) -> subprocess.CompletedProcess[str]:
     script = workspace.parent / "example.py"
     script.write_text(library_example())
-    env = {**os.environ, "TOOLBOUND_DATA_DIR": str(data_dir)}
+    # Not make's own variables: under `make test` they would make `make` print its directory.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS"))}
+    env["TOOLBOUND_DATA_DIR"] = str(data_dir)
     return subprocess.run(
         [sys.executable, str(script)],
         cwd=workspace,

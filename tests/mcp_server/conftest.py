@@ -35,9 +35,8 @@ import mcp_types as types
 import pytest
 import pytest_asyncio
 from mcp import Client, StdioServerParameters
-from mcp.client._transport import TransportStreams
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+
+from mcp_client import bearer, bearer_transport
 
 # Every wait on the server is bounded by this.
 WAIT_S = 30.0
@@ -72,7 +71,7 @@ class HttpServer:
 
     @property
     def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"}
+        return bearer(self.token)
 
 
 def read_announcement(lines: queue.Queue[str]) -> tuple[str, str]:
@@ -83,16 +82,6 @@ def read_announcement(lines: queue.Queue[str]) -> tuple[str, str]:
     assert url, announced
     assert token, announced
     return url.group(1), token.group(1)
-
-
-@contextlib.asynccontextmanager
-async def bearer_transport(url: str, headers: dict[str, str]) -> AsyncIterator[TransportStreams]:
-    """The SDK's streamable HTTP transport, sending ``headers`` with every request."""
-    async with (
-        create_mcp_http_client(headers=headers) as http,
-        streamable_http_client(url, http_client=http) as streams,
-    ):
-        yield streams
 
 
 def _pump_lines(stream: object, lines: queue.Queue[str]) -> None:
@@ -159,7 +148,7 @@ class Clients:
 
     @staticmethod
     def http(server: HttpServer, *, mode: str, **kwargs: Any) -> Client:
-        transport = bearer_transport(server.url, server.headers)
+        transport = bearer_transport(server.url, server.token)
         return Client(transport, mode=mode, read_timeout_seconds=WAIT_S, **kwargs)
 
 
