@@ -22,9 +22,7 @@ import contextlib
 import os
 import queue
 import re
-import subprocess
 import sys
-import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -36,7 +34,7 @@ import pytest
 import pytest_asyncio
 from mcp import Client, StdioServerParameters
 
-from mcp_client import bearer, bearer_transport
+from mcp_client import bearer, bearer_transport, serve_process
 
 # Every wait on the server is bounded by this.
 WAIT_S = 30.0
@@ -66,7 +64,6 @@ class HttpServer:
     url: str
     workspace: Path
     data_dir: Path
-    proc: subprocess.Popen[str]
     token: str
 
     @property
@@ -84,38 +81,14 @@ def read_announcement(lines: queue.Queue[str]) -> tuple[str, str]:
     return url.group(1), token.group(1)
 
 
-def _pump_lines(stream: object, lines: queue.Queue[str]) -> None:
-    for line in stream:  # type: ignore[attr-defined]
-        lines.put(line)
-
-
 @pytest.fixture(scope="module")
 def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     root = tmp_path_factory.mktemp("http")
     workspace, data_dir = root / "ws", root / "data"
     workspace.mkdir()
-    proc = subprocess.Popen(
-        [sys.executable, *serve_args(workspace, data_dir, "--http", "127.0.0.1:0")],
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    pump = threading.Thread(target=_pump_lines, args=(proc.stderr, lines), daemon=True)
-    pump.start()
-    try:
+    with serve_process(serve_args(workspace, data_dir, "--http", "127.0.0.1:0")) as lines:
         url, token = read_announcement(lines)
-        yield HttpServer(url, workspace, data_dir, proc, token)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=WAIT_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=WAIT_S)
-        pump.join(timeout=WAIT_S)
-        assert proc.stderr is not None
-        proc.stderr.close()
+        yield HttpServer(url, workspace, data_dir, token)
 
 
 @dataclass

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import queue
 import stat
-import subprocess
-import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx2 as httpx
 import pytest
 
+from mcp_client import serve_process
 from toolbound.cli import check_loopback, main
 from toolbound.store import SessionStore
 
@@ -117,39 +112,14 @@ def test_serve_refuses_a_remote_bind_without_allow_remote(
     assert "--allow-remote" in err
 
 
-@contextlib.contextmanager
-def serving(args: list[str], env: dict[str, str]) -> Iterator[str]:
-    """``toolbound serve ARGS`` running; its first three lines of stderr."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "toolbound", "serve", *args],
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        env=env,
-    )
-    assert proc.stderr is not None
-    lines: queue.Queue[str] = queue.Queue()
-    pump = threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr], daemon=True)
-    pump.start()
-    try:
-        yield "".join(lines.get(timeout=WAIT_S) for _ in range(3))
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=WAIT_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=WAIT_S)
-        pump.join(timeout=WAIT_S)
-        proc.stderr.close()
-
-
 def test_the_token_comes_from_toolbound_token_and_allow_remote_binds_anywhere(
     tmp_path: Path,
 ) -> None:
     env = {**os.environ, "TOOLBOUND_TOKEN": "a-token-from-the-environment"}
-    args = ["--http", "0.0.0.0:0", "--allow-remote", "--workspace", str(tmp_path)]
-    with serving([*args, "--data-dir", str(tmp_path / "data")], env) as announced:
+    argv = ["-m", "toolbound", "serve", "--http", "0.0.0.0:0", "--allow-remote"]
+    argv += ["--workspace", str(tmp_path), "--data-dir", str(tmp_path / "data")]
+    with serve_process(argv, env) as lines:
+        announced = "".join(lines.get(timeout=WAIT_S) for _ in range(3))
         assert "'Authorization: Bearer a-token-from-the-environment'" in announced
         assert "?token=a-token-from-the-environment" in announced
         port = announced.split("MCP server on http://0.0.0.0:")[1].split("/")[0]
