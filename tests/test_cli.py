@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -54,3 +56,71 @@ def test_a_missing_workspace_is_a_usage_error(tmp_path: Path) -> None:
     out = run("call", "Read", "{}", "--workspace", str(tmp_path / "nope"), cwd=tmp_path)
     assert out.returncode == 2
     assert "is not a directory" in out.stderr
+
+
+def test_a_timed_out_call_exits_1_and_prints_its_bash_result(tmp_path: Path) -> None:
+    args = '{"command": "echo started; sleep 30", "timeout": 1}'
+    out = run("call", "Bash", args, "--data-dir", str(tmp_path / "d"), cwd=tmp_path)
+    assert out.returncode == 1
+    result = json.loads(out.stdout)
+    assert "error" not in result
+    assert (result["stdout"], result["timedOut"]) == ("started\n", True)
+
+
+DEEP = "[" * 50_000 + "]" * 50_000
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        ("{path:", "JSON_ARGS is not valid JSON"),
+        (DEEP, "JSON_ARGS is nested too deeply"),
+        ('{"path": "a", "x": ' + "[" * 5000 + "]" * 5000 + "}", "nested too deeply"),
+        ('{"path": "a", "limit": ' + "9" * 5000 + "}", "JSON_ARGS is not valid JSON"),
+        ('{"command": "true", "timeout": NaN}', "NaN is not a JSON number"),
+        ('{"path": "\\ud800"}', "surrogates not allowed"),
+    ],
+)
+def test_json_arguments_that_cannot_be_taken_are_a_usage_error(
+    tmp_path: Path, args: str, says: str
+) -> None:
+    out = run("call", "Read", args, "--data-dir", str(tmp_path / "d"), cwd=tmp_path)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr.startswith("toolbound: ")
+    assert says in out.stderr
+    assert "Traceback" not in out.stderr
+    assert len(out.stderr) < 500
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "says"),
+    [
+        ("Read", {"path": "a.txt", "limit": "5"}, "'limit' must be an integer, not a string \"5\""),
+        ("Read", {"path": "a.txt", "offset": True}, "'offset' must be an integer, not a boolean"),
+        ("Read", {"path": 5}, "'path' must be a string, not a number 5"),
+        ("Glob", {"pattern": "*", "limit": "5"}, "'limit' must be an integer, not a string"),
+        ("Grep", {"pattern": "x", "headLimit": "5"}, "'headLimit' must be an integer"),
+        ("Grep", {"pattern": "x", "caseInsensitive": "yes"}, "'caseInsensitive' must be true or"),
+        ("Grep", {"pattern": "x", "before": 1.5}, "'before' must be an integer, not a number 1.5"),
+        ("Bash", {"command": "true", "timeout": "10"}, "'timeout' must be a number, not a string"),
+    ],
+)
+def test_argument_types_are_strict_json_for_every_tool(
+    tmp_path: Path, tool: str, args: dict[str, object], says: str
+) -> None:
+    (tmp_path / "a.txt").write_text("a\n")
+    out = run("call", tool, json.dumps(args), "--data-dir", str(tmp_path / "d"), cwd=tmp_path)
+    assert out.returncode == 1
+    error = json.loads(out.stdout)["error"]
+    assert error["code"] == "TOOL_INVALID_ARGUMENT"
+    assert says in error["message"]
+
+
+def test_session_list_does_not_create_the_data_dir(tmp_path: Path) -> None:
+    data_dir = tmp_path / "nowhere"
+    out = run("session", "list", "--data-dir", str(data_dir), cwd=tmp_path)
+    assert (out.returncode, json.loads(out.stdout)) == (0, {"sessions": []})
+    shown = run("session", "show", "s1", "--data-dir", str(data_dir), cwd=tmp_path)
+    assert (shown.returncode, shown.stdout) == (2, "")
+    assert "there is no session 's1'" in shown.stderr
+    assert not data_dir.exists()

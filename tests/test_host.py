@@ -50,8 +50,8 @@ async def test_an_unknown_tool_is_a_tool_unknown_result(host: ToolHost) -> None:
         ("Bash", {"command": "  "}, "'command' is empty"),
         ("Bash", {"command": "true", "timeout": 0}, "'timeout' must be 1-300 seconds (got 0)"),
         ("Bash", {"command": "true", "timeout": 301}, "'timeout' must be 1-300 seconds (got 301)"),
-        ("Bash", {"command": "true", "timeout": "abc"}, "'timeout' value error, must be a number"),
-        ("Bash", {"command": "true", "timeout": True}, "'timeout' value error, must be a number"),
+        ("Bash", {"command": "true", "timeout": "abc"}, "'timeout' must be a number, not "),
+        ("Bash", {"command": "true", "timeout": True}, "'timeout' must be a number, not "),
         ("Bash", "ls", "arguments must be a JSON object"),
     ],
 )

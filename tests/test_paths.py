@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import collections
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from toolbound.host import ToolHost
 from toolbound.paths import Roots, default_data_dir
 from toolbound.results import ToolError
+
+# How long the symlink-swapping race runs (about one Read in eight raised before).
+SWAP_FOR_S = 1.5
 
 
 @pytest.fixture
@@ -65,3 +76,72 @@ def test_data_dir_default_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
     monkeypatch.delenv("XDG_DATA_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert default_data_dir() == tmp_path / "home/.local/share/toolbound"
+
+
+# Swaps the symlink `link` (argv[1]) between pointing at a file, a folder, a chain and
+# nothing, a plain file, and no file at all, as another process may at any moment, until
+# its stdin closes. A process of its own, so the swaps interleave with the resolving.
+SWAPPER = """
+import os, sys, threading
+link = sys.argv[1]
+tmp = link + ".tmp"
+done = threading.Event()
+threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
+print("swapping", flush=True)
+while not done.is_set():
+    for target in ("a.txt", "sub", "chain", "gone.txt"):
+        os.symlink(target, tmp)
+        os.replace(tmp, link)
+    with open(tmp, "w") as f:
+        f.write("plain\\n")
+    os.replace(tmp, link)
+    os.unlink(link)
+"""
+
+
+@contextlib.contextmanager
+def swapping(link: Path) -> Iterator[None]:
+    """The SWAPPER process swapping ``link`` for as long as the block runs."""
+    swapper = subprocess.Popen(
+        [sys.executable, "-c", SWAPPER, str(link)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert swapper.stdin is not None
+    assert swapper.stdout is not None
+    try:
+        assert swapper.stdout.readline() == "swapping\n"
+        yield
+    finally:
+        swapper.stdin.close()
+        swapper.wait(timeout=10)
+        swapper.stdout.close()
+    assert swapper.returncode == 0
+
+
+async def test_a_symlink_swapped_while_it_resolves_ends_in_a_result(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (ws / "a.txt").write_text("a\n")
+    (ws / "sub" / "b.txt").write_text("b\n")
+    os.symlink("a.txt", ws / "chain")
+    calls = [
+        ("Read", {"path": "link"}),
+        ("Read", {"path": "link/b.txt"}),
+        ("Glob", {"pattern": "*", "path": "link"}),
+        ("Grep", {"pattern": ".", "path": "link"}),
+    ]
+    codes: collections.Counter[str] = collections.Counter()
+    with swapping(ws / "link"):
+        async with ToolHost(workspace=ws, data_dir=tmp_path / "data") as host:
+            deadline = time.monotonic() + SWAP_FOR_S
+            while time.monotonic() < deadline:
+                for tool, args in calls:
+                    result = await host.call(tool, args)
+                    assert isinstance(result, dict)
+                    code = result["error"]["code"] if "error" in result else "ok"
+                    assert code == "ok" or code.startswith("TOOL_"), result
+                    codes[code] += 1
+    assert codes["ok"] > 0, codes
+    assert sum(codes.values()) >= 40, codes

@@ -3,8 +3,9 @@
 Each tool's arguments are a pydantic model with the contract's camelCase
 names. Ranges that depend on ``Limits`` (Read's window, Glob's limit, Bash's
 timeout) are checked in :func:`parse_args`, so an embedding program's limits
-apply. Every failure becomes ``TOOL_INVALID_ARGUMENT`` with a message that
-names the argument and what it accepts.
+apply. Types are strict JSON types, the same for every tool (a string "5"
+is not a number). Every failure becomes ``TOOL_INVALID_ARGUMENT`` with a
+message that names the argument and what it accepts.
 
 Pieces:
     ReadArgs, GlobArgs, GrepArgs, BashArgs   the four argument models
@@ -14,7 +15,7 @@ Pieces:
 
 from __future__ import annotations
 
-import math
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -34,7 +35,9 @@ OUTPUT_MODES: dict[str, OutputMode] = {
 
 
 class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # Strict: JSON types are taken as they are, for every tool alike (a string
+    # "5" is not a number, true is not 1, 5.0 is not an integer).
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
 
 
 class ReadArgs(_Args):
@@ -72,18 +75,8 @@ class GrepArgs(_Args):
 
 class BashArgs(_Args):
     command: str
-    timeout: float | None = None
+    timeout: float | None = Field(default=None, allow_inf_nan=False)
     description: str | None = None
-
-    @field_validator("timeout", mode="before")
-    @classmethod
-    def _number(cls, value: object) -> object:
-        # bool is an int in Python; a timeout of True is not a number of seconds.
-        if isinstance(value, bool) or (value is not None and not isinstance(value, int | float)):
-            raise ValueError("must be a number of seconds")
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError("must be a finite number of seconds")
-        return value
 
 
 ARG_MODELS: dict[str, type[_Args]] = {
@@ -101,6 +94,29 @@ def _invalid(tool: str, detail: str) -> ToolError:
     )
 
 
+# What a strict type error says the argument must be.
+_WANTED = {
+    "int_type": "an integer",
+    "float_type": "a number",
+    "finite_number": "a finite number",
+    "string_type": "a string",
+    "bool_type": "true or false",
+}
+
+
+def _json_kind(value: object) -> str:
+    """The JSON type of a value, as an agent would name it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
 def _describe(tool: str, err: ValidationError) -> str:
     names = ", ".join((f.alias or n) for n, f in ARG_MODELS[tool].model_fields.items())
     parts: list[str] = []
@@ -110,6 +126,10 @@ def _describe(tool: str, err: ValidationError) -> str:
             parts.append(f"unknown argument '{where}' ({tool} takes {names})")
         elif e["type"] == "missing":
             parts.append(f"'{where}' is required")
+        elif e["type"] in _WANTED:
+            got = _json_kind(e["input"])
+            shown = f" {json.dumps(e['input'])[:40]}" if got in ("a string", "a number") else ""
+            parts.append(f"'{where}' must be {_WANTED[e['type']]}, not {got}{shown}")
         else:
             parts.append(f"'{where}' {e['msg'].lower()}")
     return "; ".join(parts)

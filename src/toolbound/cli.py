@@ -1,8 +1,8 @@
 """The ``toolbound`` command line: a thin adapter over ``ToolHost``.
 
 ``toolbound call TOOL 'JSON_ARGS'`` prints one JSON document (exit 0 for a
-result, 1 for a tool error result, 2 for a usage error); with ``--events`` it
-prints JSON Lines: every chunk event, then the result event.
+result, 1 for a tool error result or a timed-out Bash call, 2 for a usage
+error); with ``--events`` it prints JSON Lines: every chunk event, then the result event.
 ``toolbound tools`` prints ``builtin_tool_defs()``.
 ``toolbound session list|show ID|context ID|checkpoint ID --summary TEXT|end ID``
 prints the session store's view as one JSON document.
@@ -12,6 +12,8 @@ only then).
 Pieces:
     build_parser        the argparse tree
     parse_http_address  ``serve --http HOST:PORT``
+    check_loopback      ``serve --http`` stays on loopback without ``--allow-remote``
+    parse_json_args     ``call``'s JSON_ARGS, or a usage error
     main                entry point of the console script
 """
 
@@ -19,14 +21,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import json
+import os
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from toolbound.limits import DEFAULT_LIMITS
-from toolbound.results import ToolError
+from toolbound.results import ToolError, is_error
 from toolbound.tooldefs import builtin_tool_defs
 
 # The CLI's own session when none is named, so a spill file named by one call
@@ -35,6 +40,8 @@ CLI_SESSION = "cli"
 
 # Where `toolbound serve` listens unless told otherwise (endpoint /mcp).
 DEFAULT_HTTP = "127.0.0.1:8765"
+# The bearer token of `serve --http` when set (otherwise a random one is printed).
+TOKEN_ENV = "TOOLBOUND_TOKEN"
 
 
 def _add_places(p: argparse.ArgumentParser, *, workspace: bool = True) -> None:
@@ -76,6 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_HTTP,
         help=f"listen here (default {DEFAULT_HTTP})",
     )
+    serve.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow --http on an address outside 127.0.0.0/8 and ::1 (anyone who can "
+        "reach it and holds the token runs Bash)",
+    )
     _add_places(serve)
 
     tools = sub.add_parser("tools", help="print the tool definitions")
@@ -104,6 +117,28 @@ def _dump(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False)
 
 
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON number")
+
+
+def parse_json_args(text: str) -> Any:
+    """``JSON_ARGS`` as a value; ValueError with the usage message for any JSON we cannot take.
+
+    That is: invalid JSON, ``NaN``/``Infinity``, an integer past Python's digit
+    limit, nesting deeper than the interpreter's recursion limit, and strings
+    that are not Unicode (a lone surrogate escape), which could be neither
+    recorded nor printed.
+    """
+    try:
+        args = json.loads(text, parse_constant=_not_json)
+        json.dumps(args, ensure_ascii=False).encode("utf-8")
+    except RecursionError:
+        raise ValueError("JSON_ARGS is nested too deeply; pass one flat JSON object") from None
+    except ValueError as err:
+        raise ValueError(f"JSON_ARGS is not valid JSON ({err}); pass one JSON object") from None
+    return args
+
+
 async def _call(ns: argparse.Namespace, args: Any) -> int:
     from toolbound.host import ToolHost
 
@@ -122,13 +157,21 @@ async def _call(ns: argparse.Namespace, args: Any) -> int:
                 result = event["result"]
         if not ns.events:
             sys.stdout.write(_dump(result) + "\n")
-    return 1 if "error" in result else 0
+    return 1 if is_error(result) else 0
 
 
 def _session(ns: argparse.Namespace) -> dict[str, Any]:
+    from toolbound.paths import default_data_dir
     from toolbound.store import SessionError, SessionStore
+    from toolbound.store.db import DB_NAME
 
-    with SessionStore(ns.data_dir) as store:
+    data_dir = Path(ns.data_dir) if ns.data_dir is not None else default_data_dir()
+    if not (data_dir / DB_NAME).is_file():
+        # Nothing stored there: answer without creating the data dir or a store.
+        if ns.action == "list":
+            return {"sessions": []}
+        raise SessionError(f"there is no session {ns.id!r} in {data_dir} (it holds no store)")
+    with SessionStore(data_dir) as store:
         if ns.action == "list":
             return {"sessions": [info.to_wire() for info in store.list()]}
         if ns.action == "end":
@@ -161,12 +204,33 @@ def parse_http_address(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def check_loopback(host: str) -> None:
+    """ValueError unless ``host`` is (or resolves only to) 127.0.0.0/8 or ::1."""
+    try:
+        addresses = {ipaddress.ip_address(host)}
+    except ValueError:
+        try:
+            infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+        except OSError as err:
+            raise ValueError(f"--http host {host!r} does not resolve: {err}") from None
+        addresses = {ipaddress.ip_address(str(info[4][0]).partition("%")[0]) for info in infos}
+    outside = sorted(str(a) for a in addresses if not a.is_loopback)
+    if outside:
+        raise ValueError(
+            f"--http {host} is not a loopback address ({', '.join(outside)}): anyone who can "
+            "reach it could run Bash here. Bind 127.0.0.1 or ::1, or pass --allow-remote "
+            "to serve other machines (they need the bearer token)."
+        )
+
+
 def _serve(ns: argparse.Namespace) -> int:
     workspace = Path(ns.workspace).resolve()
     if not workspace.is_dir():
         return _usage(f"workspace {ns.workspace} is not a directory")
     try:
         http = None if ns.stdio else parse_http_address(ns.http)
+        if http is not None and not ns.allow_remote:
+            check_loopback(http[0])
     except ValueError as err:
         return _usage(str(err))
     # Imported here: the mcp SDK costs about 2 s, which `toolbound call` never pays.
@@ -177,6 +241,7 @@ def _serve(ns: argparse.Namespace) -> int:
         http=http,
         data_dir=Path(ns.data_dir) if ns.data_dir is not None else None,
         allow_external=tuple(Path(d) for d in ns.allow_external),
+        token=os.environ.get(TOKEN_ENV) or None,
     )
     try:
         return serve(options)
@@ -208,9 +273,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if ns.command == "call":
         try:
-            args = json.loads(ns.args)
-        except json.JSONDecodeError as err:
-            return _usage(f"JSON_ARGS is not valid JSON ({err}); pass one JSON object")
+            args = parse_json_args(ns.args)
+        except ValueError as err:
+            return _usage(str(err))
         try:
             return asyncio.run(_call(ns, args))
         except ToolError as err:

@@ -36,7 +36,7 @@ from typing import Any
 
 from toolbound.arguments import parse_args
 from toolbound.limits import DEFAULT_LIMITS, Limits
-from toolbound.paths import Roots, default_data_dir
+from toolbound.paths import Roots, default_data_dir, path_error
 from toolbound.results import (
     ChunkEvent,
     ErrorCode,
@@ -319,3 +319,7 @@ class ToolHost:
             return await load_runner(name)(args, ctx)
         except ToolError as err:
             return err.to_result()
+        except OSError as err:
+            # The one backstop for the file system changing under a call (a race
+            # another process can cause at any time): a result, never an exception.
+            return path_error(err).to_result()

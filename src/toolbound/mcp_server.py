@@ -14,19 +14,27 @@ Sessions: each MCP session is one toolbound session with its own
 ``ToolHost`` (which records its calls in the session store), whose id is
 derived from the MCP session id (``mcp-<id>``). When the MCP session ends
 (client DELETE, idle timeout, server shutdown) it is ended in the store and
-its scratch dir is removed. A connection without an MCP session id (stdio,
-where the process is the session; the sessionless 2026-07-28 HTTP exchange)
-shares the server's own session, ended when the server stops.
+its scratch dir is removed. A request without an MCP session id (stdio, where
+the process is the session; the sessionless 2026-07-28 HTTP exchange) names
+its toolbound session with ``_meta["toolbound/session"]``: each name is a
+host of its own (calls, scratch dir, spill files), ended when the server
+stops. Requests naming none share the server's own session.
+
+Security over HTTP: ``/mcp`` needs the bearer token (:class:`BearerGuard`),
+the same token as the web view's; ``toolbound serve`` refuses non-loopback
+binds unless told otherwise (``cli.py``).
 
 Pieces:
     ServeOptions     what and where to serve
-    output_schema    a tool's success result as JSON schema
+    output_schema    a tool's results (success or error) as JSON schema
     mcp_tools        the tool definitions as MCP tools, with output schemas
     payload_text     result dict -> the model-facing text block
-    call_result      result dict -> CallToolResult
-    Sessions         one ToolHost per MCP session; ended with it
+    call_result      result dict -> CallToolResult (a tool error or timeout: isError)
+    named_session    the toolbound session a sessionless request names
+    Sessions         one ToolHost per MCP session or named session; ended with it
     run_call         one call: chunks relayed, cancellation -> abort
     build_server     the low-level Server with its list/call handlers
+    BearerGuard      /mcp answers 401 without the token
     serve_stdio, serve_http, serve   run until stopped
 """
 
@@ -38,6 +46,7 @@ import itertools
 import logging
 import os
 import re
+import secrets
 import signal
 import sqlite3
 import sys
@@ -53,18 +62,25 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 from pydantic import TypeAdapter
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolbound import __version__
 from toolbound.host import ToolHost
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.results import (
     BashResult,
+    ErrorCode,
+    ErrorResult,
     GlobResult,
     GrepContentResult,
     GrepCountResult,
     GrepFilesResult,
     ReadResult,
+    ToolError,
+    is_error,
 )
+from toolbound.scratch import check_session_id
 from toolbound.store import SchemaError, SessionStore
 from toolbound.tooldefs import tool_defs
 
@@ -76,6 +92,8 @@ HTTP_SHUTDOWN_GRACE_S = 5
 
 # The progress notification `_meta` key that carries a chunk's stream and seq.
 CHUNK_META_KEY = "toolbound/chunk"
+# The request `_meta` key by which a sessionless request names its toolbound session.
+SESSION_META_KEY = "toolbound/session"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +108,8 @@ class ServeOptions:
     data_dir: Path | None = None
     allow_external: tuple[Path, ...] = ()
     limits: Limits = DEFAULT_LIMITS
+    # The bearer token of /mcp and the web view (HTTP only); None draws a random one.
+    token: str | None = None
 
 
 # --- tool definitions ---------------------------------------------------------
@@ -103,12 +123,14 @@ _RESULT_TYPES: dict[str, Any] = {
 
 
 def output_schema(name: str) -> dict[str, Any]:
-    """The JSON schema of a tool's success result, as ``to_wire()`` emits it.
+    """The JSON schema of a tool's results, as ``to_wire()`` emits them: its success
+    model(s) or the error shape ``{"error": {"code", "message"}}``.
 
-    Error results are not covered: an MCP client validates ``structuredContent``
-    against it only when ``isError`` is false.
+    Errors are covered because clients validate ``structuredContent`` whether or
+    not ``isError`` is set (the TypeScript SDK 1.x does, and throws otherwise).
     """
-    schema = TypeAdapter(_RESULT_TYPES[name]).json_schema(by_alias=True, mode="serialization")
+    union = _RESULT_TYPES[name] | ErrorResult
+    schema = TypeAdapter(union).json_schema(by_alias=True, mode="serialization")
     # MCP before 2026-07-28 wants an object schema at the root, union or not.
     return {"type": "object", **schema}
 
@@ -185,11 +207,11 @@ def payload_text(name: str, result: dict[str, Any]) -> str:
 
 
 def call_result(name: str, result: dict[str, Any]) -> types.CallToolResult:
-    """``structuredContent`` is the result dict; a tool error sets ``isError``."""
+    """``structuredContent`` is the result dict; a tool error or a timeout sets ``isError``."""
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=payload_text(name, result))],
         structured_content=result,
-        is_error="error" in result,
+        is_error=is_error(result),
     )
 
 
@@ -202,6 +224,22 @@ _SESSION_ID_CHARS = 128
 def session_id_for(mcp_session_id: str) -> str:
     """A toolbound session id from an MCP session id: ``mcp-`` + its safe characters."""
     return f"mcp-{_UNSAFE.sub('-', mcp_session_id)}"[:_SESSION_ID_CHARS]
+
+
+def named_session(params: types.CallToolRequestParams) -> str | None:
+    """The toolbound session a request names in ``_meta["toolbound/session"]``, if any.
+
+    TOOL_INVALID_ARGUMENT when it is there but not a session id.
+    """
+    name = (params.meta or {}).get(SESSION_META_KEY)
+    if name is None:
+        return None
+    if not isinstance(name, str):
+        raise ToolError(
+            ErrorCode.INVALID_ARGUMENT,
+            f'_meta["{SESSION_META_KEY}"] must be a string naming the session (got {name!r}).',
+        )
+    return name
 
 
 def _mcp_session(
@@ -248,9 +286,14 @@ class Sessions:
     _hosts: dict[str, ToolHost] = field(default_factory=dict)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
-    async def host_for(self, ctx: ServerRequestContext[Any]) -> ToolHost:
+    async def host_for(self, ctx: ServerRequestContext[Any], named: str | None = None) -> ToolHost:
+        """The host of the request's session: its MCP session's, else the one it ``named``
+        (``_meta["toolbound/session"]``, sessionless requests only), else the server's."""
         mcp_session_id, stack = _mcp_session(ctx)
-        sid = self.server_session_id if mcp_session_id is None else session_id_for(mcp_session_id)
+        if mcp_session_id is not None:
+            sid = session_id_for(mcp_session_id)
+        else:
+            sid = check_session_id(named) if named is not None else self.server_session_id
         host = self._hosts.get(sid)
         if host is not None:
             return host
@@ -388,7 +431,10 @@ def build_server(sessions: Sessions) -> Server[Sessions]:
     async def call_tool(
         ctx: ServerRequestContext[Sessions], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        host = await ctx.lifespan_context.host_for(ctx)
+        try:
+            host = await ctx.lifespan_context.host_for(ctx, named_session(params))
+        except ToolError as err:
+            return call_result(params.name, err.to_result().to_wire())
         args = params.arguments if params.arguments is not None else {}
         result = await run_call(host, params.name, args, _progress_sender(ctx))
         return call_result(params.name, result)
@@ -400,6 +446,43 @@ def build_server(sessions: Sessions) -> Server[Sessions]:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+class BearerGuard:
+    """ASGI middleware: a request to ``path`` needs ``Authorization: Bearer TOKEN`` (401).
+
+    Every other route (the web view, with its own guard) and the lifespan pass through.
+    """
+
+    def __init__(self, app: ASGIApp, *, token: str, path: str) -> None:
+        self.app = app
+        self.token = token.encode()
+        self.path = path
+
+    def _guarded(self, path: str) -> bool:
+        return path == self.path or path.startswith(self.path + "/")
+
+    def _authorized(self, scope: Scope) -> bool:
+        for name, value in scope.get("headers", ()):
+            if name == b"authorization":
+                scheme, _, offered = value.partition(b" ")
+                if scheme.lower() == b"bearer" and secrets.compare_digest(
+                    offered.strip(), self.token
+                ):
+                    return True
+        return False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self._guarded(scope["path"]) and not self._authorized(scope):
+            response = PlainTextResponse(
+                "401: toolbound's /mcp needs the header 'Authorization: Bearer TOKEN', with "
+                "the token `toolbound serve` printed at start (or $TOOLBOUND_TOKEN).\n",
+                status_code=401,
+                headers={"WWW-Authenticate": 'Bearer realm="toolbound"'},
+            )
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 def _announce(text: str) -> None:
@@ -447,7 +530,8 @@ async def serve_http(options: ServeOptions, host: str, port: int) -> None:
     The socket is bound before the URL is announced, so a client may connect
     as soon as it reads it (port 0 picks a free port). The web view
     (``toolbound.web``) shares the port; its URL, with its token, is announced
-    on the next line.
+    on the next line, then the header MCP clients send: ``/mcp`` answers 401
+    without that same token (:class:`BearerGuard`).
     """
     import uvicorn
 
@@ -458,6 +542,7 @@ async def serve_http(options: ServeOptions, host: str, port: int) -> None:
         data_dir=options.data_dir,
         allow_external=options.allow_external,
         limits=options.limits,
+        token=options.token,
     )
     server = build_server(Sessions(options, on_start=web.attach, on_end=web.detach))
     # The web view shares the port: its page, API and event streams beside /mcp.
@@ -465,7 +550,7 @@ async def serve_http(options: ServeOptions, host: str, port: int) -> None:
         streamable_http_path=HTTP_PATH, host=host, custom_starlette_routes=web.routes()
     )
     config = uvicorn.Config(
-        app,
+        BearerGuard(app, token=web.token, path=HTTP_PATH),
         host=host,
         port=port,
         log_level="warning",
@@ -481,6 +566,7 @@ async def serve_http(options: ServeOptions, host: str, port: int) -> None:
         f"MCP server on http://{shown}:{bound_port}{HTTP_PATH} (workspace {options.workspace})"
     )
     _announce(f"web view on {web.url(bound_host, bound_port)}")
+    _announce(f"MCP clients send the header 'Authorization: Bearer {web.token}'")
     try:
         await uvicorn.Server(config).serve(sockets=[sock])
     finally:

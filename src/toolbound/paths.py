@@ -10,10 +10,12 @@ Pieces:
     default_data_dir  --data-dir, $TOOLBOUND_DATA_DIR, $XDG_DATA_HOME, ~/.local/share
     Resolved          a resolved path, its root, and how it is shown
     Roots             the three roots; resolve() and display()
+    path_error        an OSError met on the way to a result -> its TOOL_ error
 """
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -35,6 +37,51 @@ def default_data_dir() -> Path:
 
 def _real(path: str | os.PathLike[str]) -> Path:
     return Path(os.path.realpath(path))
+
+
+# How often resolving is tried again when a symlink on the path changed under it.
+RESOLVE_ATTEMPTS = 3
+
+
+def _resolve_racing(joined: str, shown: str) -> Path:
+    """``realpath``, tried again while the path changes under it, else a TOOL_ error.
+
+    Non-strict ``realpath`` still raises when a symlink it has just seen is
+    swapped or removed before it reads it (``readlink`` then fails): another
+    process may do that at any moment. A settled path resolves on the next
+    attempt; one that keeps changing, or cannot be looked up at all, is an
+    error the model reads.
+    """
+    for _ in range(RESOLVE_ATTEMPTS - 1):
+        try:
+            return _real(joined)
+        except OSError:
+            continue
+    try:
+        return _real(joined)
+    except OSError as err:
+        raise path_error(err, shown) from err
+
+
+def path_error(err: OSError, shown: str | None = None) -> ToolError:
+    """An OSError met on the way from a tool's arguments to its result, as the error the
+    model reads: the path changed under the call (another process may swap or remove
+    any file at any moment) or the system refused it. ``shown`` defaults to the
+    error's file name."""
+    where = shown or (os.fsdecode(err.filename) if err.filename is not None else "the path")
+    if isinstance(err, PermissionError):
+        return ToolError(
+            ErrorCode.PERMISSION_DENIED,
+            f"Permission denied on {where}: toolbound's user may not read it or search a "
+            "folder on its path. Use a path you have access to.",
+        )
+    if err.errno == errno.ENAMETOOLONG:
+        return ToolError(ErrorCode.INVALID_ARGUMENT, f"The path is too long: {where}.")
+    return ToolError(
+        ErrorCode.NOT_FOUND,
+        f"{where} could not be reached ({err.strerror or err}): it or a symlink on its path "
+        "changed or vanished meanwhile. Check the path (Glob lists what is there) and call again.",
+    )
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -90,7 +137,7 @@ class Roots:
             raise ToolError(ErrorCode.INVALID_ARGUMENT, "The path contains a NUL byte.")
         expanded = os.path.expanduser(path) if path.startswith("~") else path
         joined = os.path.join(self.workspace, expanded)
-        real = _real(joined)
+        real = _resolve_racing(joined, path)
         root = self.root_of(real)
         if root is None:
             raise ToolError(

@@ -11,6 +11,7 @@ Pieces:
     GrepContentResult, GrepFilesResult, GrepCountResult   the three Grep variants
     BashResult                  Bash result, with StreamCounts/StreamPair/SpillPaths
     ErrorResult                 {"error": {"code", "message"}}
+    is_error                    whether the protocols report a result as an error
     ChunkEvent, ResultEvent     streamed events
 """
 
@@ -191,3 +192,12 @@ ToolResult = (
     | BashResult
     | ErrorResult
 )
+
+
+def is_error(result: dict[str, Any]) -> bool:
+    """Whether the protocols report ``result`` as an error (MCP ``isError``, CLI exit 1).
+
+    A tool error, and a timed-out Bash call (the seed: "kill process tree +
+    error"), which keeps its BashResult: the partial output is still the result.
+    """
+    return "error" in result or result.get("timedOut") is True

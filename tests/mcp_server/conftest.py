@@ -22,9 +22,7 @@ import contextlib
 import os
 import queue
 import re
-import subprocess
 import sys
-import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -35,6 +33,8 @@ import mcp_types as types
 import pytest
 import pytest_asyncio
 from mcp import Client, StdioServerParameters
+
+from mcp_client import bearer, bearer_transport, serve_process
 
 # Every wait on the server is bounded by this.
 WAIT_S = 30.0
@@ -53,17 +53,32 @@ def serve_args(workspace: Path, data_dir: Path, *transport: str) -> list[str]:
     ]
 
 
+@pytest.fixture
+def serve_argv() -> Any:
+    """``serve_args`` for test modules (``conftest`` itself is not importable by name)."""
+    return serve_args
+
+
 @dataclass
 class HttpServer:
     url: str
     workspace: Path
     data_dir: Path
-    proc: subprocess.Popen[str]
+    token: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return bearer(self.token)
 
 
-def _pump_lines(stream: object, lines: queue.Queue[str]) -> None:
-    for line in stream:  # type: ignore[attr-defined]
-        lines.put(line)
+def read_announcement(lines: queue.Queue[str]) -> tuple[str, str]:
+    """The /mcp URL and the bearer token from ``toolbound serve --http``'s first lines."""
+    announced = "".join(lines.get(timeout=WAIT_S) for _ in range(3))
+    url = re.search(r"MCP server on (http://127\.0\.0\.1:\d+/mcp) ", announced)
+    token = re.search(r"'Authorization: Bearer ([^']+)'", announced)
+    assert url, announced
+    assert token, announced
+    return url.group(1), token.group(1)
 
 
 @pytest.fixture(scope="module")
@@ -71,30 +86,9 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer
     root = tmp_path_factory.mktemp("http")
     workspace, data_dir = root / "ws", root / "data"
     workspace.mkdir()
-    proc = subprocess.Popen(
-        [sys.executable, *serve_args(workspace, data_dir, "--http", "127.0.0.1:0")],
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    pump = threading.Thread(target=_pump_lines, args=(proc.stderr, lines), daemon=True)
-    pump.start()
-    try:
-        announce = lines.get(timeout=WAIT_S)
-        found = re.search(r"(http://127\.0\.0\.1:\d+/mcp) ", announce)
-        assert found, announce
-        yield HttpServer(found.group(1), workspace, data_dir, proc)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=WAIT_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=WAIT_S)
-        pump.join(timeout=WAIT_S)
-        assert proc.stderr is not None
-        proc.stderr.close()
+    with serve_process(serve_args(workspace, data_dir, "--http", "127.0.0.1:0")) as lines:
+        url, token = read_announcement(lines)
+        yield HttpServer(url, workspace, data_dir, token)
 
 
 @dataclass
@@ -127,7 +121,8 @@ class Clients:
 
     @staticmethod
     def http(server: HttpServer, *, mode: str, **kwargs: Any) -> Client:
-        return Client(server.url, mode=mode, read_timeout_seconds=WAIT_S, **kwargs)
+        transport = bearer_transport(server.url, server.token)
+        return Client(transport, mode=mode, read_timeout_seconds=WAIT_S, **kwargs)
 
 
 @pytest.fixture

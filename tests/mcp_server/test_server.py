@@ -151,6 +151,23 @@ async def test_bash_text_is_stdout_then_stderr_then_the_exit_status(connect: Con
         assert text_of(result) == "out\nerr\n[exit status 3]"
 
 
+async def test_a_timed_out_call_is_an_error_that_keeps_its_bash_result(connect: Connect) -> None:
+    async with connect() as conn:
+        result = await conn.client.call_tool(
+            "Bash", {"command": "echo started; sleep 30", "timeout": 1}
+        )
+        assert result.is_error
+        structured = result.structured_content
+        assert isinstance(structured, dict)
+        assert "error" not in structured
+        assert (structured["stdout"], structured["timedOut"], structured["aborted"]) == (
+            "started\n",
+            True,
+            False,
+        )
+        assert text_of(result).startswith("started\n[timed out]")
+
+
 async def test_bash_chunks_arrive_as_progress_notifications(connect: Connect) -> None:
     async with connect() as conn:
         progress: list[tuple[float, str | None]] = []

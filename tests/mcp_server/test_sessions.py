@@ -114,3 +114,42 @@ async def test_the_stdio_session_ends_and_its_scratch_goes_when_the_client_leave
         assert re.fullmatch(r"mcp-[0-9a-f]{16}", sid), sid
     await wait_until(lambda: not (data_dir / "scratch" / sid).exists(), "the scratch dir to go")
     assert await stored(data_dir, sid) == (True, 1)
+
+
+async def test_sessionless_requests_naming_different_sessions_are_kept_apart(
+    http_server: HttpServer, clients: Clients
+) -> None:
+    def named(name: str) -> dict[str, Any]:
+        return {"toolbound/session": name}
+
+    async with (
+        clients.http(http_server, mode="auto") as a,
+        clients.http(http_server, mode="auto") as b,
+    ):
+        result = await a.call_tool("Bash", SPILLING, meta=named("client-a"))
+        assert result.structured_content is not None
+        path = Path(result.structured_content["spill"]["stdout"])
+        assert path.relative_to(http_server.data_dir / "scratch").parts[0] == "client-a"
+        refused = await b.call_tool("Read", {"path": str(path)}, meta=named("client-b"))
+        assert refused.is_error
+        assert refused.structured_content is not None
+        assert refused.structured_content["error"]["code"] == "TOOL_PATH_NOT_ALLOWED"
+        unnamed = await b.call_tool("Read", {"path": str(path)})
+        assert unnamed.structured_content is not None
+        assert unnamed.structured_content["error"]["code"] == "TOOL_PATH_NOT_ALLOWED"
+        again = await b.call_tool("Read", {"path": str(path), "limit": 1}, meta=named("client-a"))
+        assert again.structured_content is not None
+        assert again.structured_content["content"] == "1\n"
+
+
+async def test_a_session_name_that_is_not_a_session_id_is_an_invalid_argument(
+    http_server: HttpServer, clients: Clients
+) -> None:
+    async with clients.http(http_server, mode="auto") as client:
+        result = await client.call_tool(
+            "Read", {"path": "x"}, meta={"toolbound/session": "../escape"}
+        )
+    assert result.is_error
+    assert result.structured_content is not None
+    assert result.structured_content["error"]["code"] == "TOOL_INVALID_ARGUMENT"
+    assert "'../escape'" in result.structured_content["error"]["message"]

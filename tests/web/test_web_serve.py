@@ -17,6 +17,8 @@ import httpx2 as httpx
 import pytest
 from mcp import Client
 
+from mcp_client import bearer_transport
+
 WAIT_S = 30.0
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "web"
 PANE_LINES = "sel => [...document.querySelectorAll(sel + ' .line')].map(e => e.textContent)"
@@ -73,7 +75,9 @@ async def test_the_page_shares_the_mcp_port_and_watches_an_mcp_call_live(
     command = (
         "for i in 1 2 3; do echo tick $i; sleep 0.1; done; while [ ! -e gate ]; do sleep 0.05; done"
     )
-    async with Client(serving.mcp_url, mode="legacy", read_timeout_seconds=WAIT_S) as client:
+    token = serving.page_url.split("?token=")[1]
+    transport = bearer_transport(serving.mcp_url, token)
+    async with Client(transport, mode="legacy", read_timeout_seconds=WAIT_S) as client:
         call = asyncio.create_task(client.call_tool("Bash", {"command": command, "timeout": 60}))
         page = browser.pages[0] if browser.pages else await browser.new_page()
         await page.goto(serving.page_url)

@@ -24,7 +24,7 @@ from starlette.routing import Route
 
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.store import SchemaError, SessionStore
-from toolbound.web.app import WebView, host_reader, page_url
+from toolbound.web.app import WebView, host_reader, new_token, page_url
 from toolbound.web.hub import Hub
 from toolbound.web.source import StoreSource
 
@@ -50,8 +50,12 @@ class WebService:
         data_dir: Path | None,
         allow_external: Iterable[Path] = (),
         limits: Limits = DEFAULT_LIMITS,
+        token: str | None = None,
     ) -> WebService:
-        """The web view of the hosts serving ``workspace`` with the store in ``data_dir``."""
+        """The web view of the hosts serving ``workspace`` with the store in ``data_dir``.
+
+        ``token`` guards it (None: a new random one).
+        """
         hub = Hub()
         reader = host_reader(
             workspace=workspace, data_dir=data_dir, allow_external=allow_external, limits=limits
@@ -62,7 +66,8 @@ class WebService:
         except (sqlite3.Error, OSError, SchemaError) as err:
             log.warning("toolbound: the web view shows live calls only (store: %s)", err)
         source = StoreSource(store) if store is not None else None
-        return cls(hub=hub, view=WebView(hub, reader, source), store=store)
+        view = WebView(hub, reader, source, token=token or new_token())
+        return cls(hub=hub, view=view, store=store)
 
     def close(self) -> None:
         if self.store is not None:
@@ -76,6 +81,11 @@ class WebService:
 
     def detach(self, host: ToolHost) -> None:
         self.hub.detach(host)
+
+    @property
+    def token(self) -> str:
+        """The one token of the server: the web view's, and the bearer token of ``/mcp``."""
+        return self.view.token
 
     def url(self, host: str, port: int) -> str:
         """The page's URL with the token: print it once, when the server starts."""

@@ -1,0 +1,129 @@
+"""``serve --http`` is not an open door: the bearer token, loopback binds, private files."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import httpx2 as httpx
+import pytest
+
+from mcp_client import serve_process
+from toolbound.cli import check_loopback, main
+from toolbound.store import SessionStore
+
+if TYPE_CHECKING:
+    from conftest import HttpServer
+
+WAIT_S = 30.0
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "0"},
+    },
+}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def post_initialize(url: str, headers: dict[str, str]) -> httpx.Response:
+    return httpx.post(
+        url, content=json.dumps(INITIALIZE), headers={**ACCEPT, **headers}, timeout=WAIT_S
+    )
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"Authorization": "Bearer wrong-token"},
+        {"Authorization": "Basic dXNlcjpwYXNz"},
+    ],
+)
+def test_mcp_refuses_a_request_without_the_bearer_token(
+    http_server: HttpServer, headers: dict[str, str]
+) -> None:
+    response = post_initialize(http_server.url, headers)
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == 'Bearer realm="toolbound"'
+    assert "Authorization: Bearer TOKEN" in response.text
+
+
+def test_mcp_answers_a_request_with_the_token(http_server: HttpServer) -> None:
+    response = post_initialize(http_server.url, http_server.headers)
+    assert response.status_code == 200
+
+
+def test_the_web_view_takes_the_same_token(http_server: HttpServer) -> None:
+    base = http_server.url.removesuffix("/mcp")
+    assert httpx.get(f"{base}/api/sessions", timeout=WAIT_S).status_code == 403
+    with_token = httpx.get(f"{base}/api/sessions", headers=http_server.headers, timeout=WAIT_S)
+    assert with_token.status_code == 200
+
+
+def test_the_data_dir_and_the_database_files_are_private(http_server: HttpServer) -> None:
+    data_dir = http_server.data_dir
+    # A store held open keeps the WAL files there to look at.
+    with SessionStore(data_dir) as store:
+        store.session("perm-check")
+        files = sorted(p.name for p in data_dir.glob("toolbound.db*"))
+        assert files == ["toolbound.db", "toolbound.db-shm", "toolbound.db-wal"]
+        assert {name: mode(data_dir / name) for name in files} == dict.fromkeys(files, 0o600)
+    assert mode(data_dir) == 0o700
+
+
+def test_a_store_created_with_public_modes_is_made_private(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    with SessionStore(data_dir) as store:
+        store.session("s1")
+    data_dir.chmod(0o755)
+    (data_dir / "toolbound.db").chmod(0o644)
+    with SessionStore(data_dir) as store:
+        store.session("s1")
+        assert mode(data_dir / "toolbound.db") == 0o600
+        assert mode(data_dir / "toolbound.db-wal") == 0o600
+    assert mode(data_dir) == 0o700
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.8.9.10", "::1", "localhost"])
+def test_loopback_binds_are_allowed(host: str) -> None:
+    check_loopback(host)
+
+
+@pytest.mark.parametrize("address", ["0.0.0.0:0", "[::]:0", "192.0.2.7:8765"])
+def test_serve_refuses_a_remote_bind_without_allow_remote(
+    address: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["serve", "--http", address, "--workspace", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert "is not a loopback address" in err
+    assert "--allow-remote" in err
+
+
+def test_the_token_comes_from_toolbound_token_and_allow_remote_binds_anywhere(
+    tmp_path: Path,
+) -> None:
+    env = {**os.environ, "TOOLBOUND_TOKEN": "a-token-from-the-environment"}
+    argv = ["-m", "toolbound", "serve", "--http", "0.0.0.0:0", "--allow-remote"]
+    argv += ["--workspace", str(tmp_path), "--data-dir", str(tmp_path / "data")]
+    with serve_process(argv, env) as lines:
+        announced = "".join(lines.get(timeout=WAIT_S) for _ in range(3))
+        assert "'Authorization: Bearer a-token-from-the-environment'" in announced
+        assert "?token=a-token-from-the-environment" in announced
+        port = announced.split("MCP server on http://0.0.0.0:")[1].split("/")[0]
+        url = f"http://127.0.0.1:{port}/mcp"
+        assert post_initialize(url, {}).status_code == 401
+        good = {"Authorization": "Bearer a-token-from-the-environment"}
+        assert post_initialize(url, good).status_code == 200
