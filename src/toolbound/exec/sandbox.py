@@ -45,7 +45,7 @@ How a confined call runs::
   reason; the command never ran, confined or not.
 
 Pieces:
-    SandboxMode, SANDBOX_MODES, SandboxPolicy   the mode and the network switch, one value
+    SandboxMode, SANDBOX_MODES, SandboxPolicy, UNCONFINED   the mode and the network, one value
     find_bwrap      $TOOLBOUND_BWRAP, else ``bwrap`` on PATH
     bwrap_args      policy -> bwrap's options (pure)
     SandboxedShell  a confined tree (``exec.tree.Tree``)
@@ -128,6 +128,10 @@ class SandboxPolicy:
     def describe(self) -> str:
         """``workspace-write, no network`` …"""
         return f"{self.mode}, {'network' if self.network else 'no network'}"
+
+
+# The default: commands run as they are.
+UNCONFINED = SandboxPolicy()
 
 
 def find_bwrap() -> str | None:

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
-from toolbound.exec.sandbox import SandboxPolicy
+from toolbound.exec.sandbox import UNCONFINED, SandboxPolicy
 from toolbound.limits import Limits
 from toolbound.paths import Roots
 from toolbound.results import Stream, WireModel
@@ -45,7 +45,7 @@ class ToolContext:
     tool_call_id: str
     emit: Callable[[Stream, str], None]
     abort: asyncio.Event
-    sandbox: SandboxPolicy = SandboxPolicy()
+    sandbox: SandboxPolicy = UNCONFINED
 
 
 class Runner(Protocol):

@@ -36,9 +36,9 @@ from enum import Enum
 
 from toolbound.arguments import BashArgs
 from toolbound.bounds import Cut, truncate_to
+from toolbound.exec import sandbox
 from toolbound.exec.capture import Captured, HeadCapture, capture_for, is_utf8
 from toolbound.exec.reader import StopSignal, StreamReader
-from toolbound.exec import sandbox
 from toolbound.exec.tree import Tree
 from toolbound.limits import Budget, Keep, Limits
 from toolbound.results import (
