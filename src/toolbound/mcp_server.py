@@ -90,6 +90,8 @@ class ServeOptions:
     data_dir: Path | None = None
     allow_external: tuple[Path, ...] = ()
     limits: Limits = DEFAULT_LIMITS
+    sandbox: str = "off"
+    network: bool = True
 
 
 # --- tool definitions ---------------------------------------------------------
@@ -270,6 +272,8 @@ class Sessions:
             session_id=sid,
             allow_external=opts.allow_external,
             limits=opts.limits,
+            sandbox=opts.sandbox,
+            network=opts.network,
         )
         await host.__aenter__()
         self._hosts[sid] = host

@@ -139,8 +139,9 @@ def find_bwrap() -> str | None:
     return os.environ.get(BWRAP_VAR) or shutil.which("bwrap")
 
 
-def bwrap_args(policy: SandboxPolicy, *, cwd: Path, writable: Sequence[Path]) -> list[str]:
-    """bwrap's options for ``policy`` (before ``--`` and the command)."""
+def bwrap_args(policy: SandboxPolicy, *, cwd: Path, places: Sequence[Path]) -> list[str]:
+    """bwrap's options for ``policy`` (before ``--`` and the command); ``places``
+    are the workspace and the scratch dir, writable under ``workspace-write``."""
     args = ["--unshare-user", "--unshare-pid", "--die-with-parent", "--as-pid-1"]
     if not policy.network:
         args.append("--unshare-net")
@@ -150,10 +151,11 @@ def bwrap_args(policy: SandboxPolicy, *, cwd: Path, writable: Sequence[Path]) ->
     else:
         # A fresh /dev holds null, zero, random, tty…, never the host's disks.
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-        if policy.mode == "workspace-write":
-            # After the tmpfs: a workspace under /tmp is bound over it.
-            for path in writable:
-                args += ["--bind", str(path), str(path)]
+        # After the tmpfs, so a workspace under /tmp is still there: writable
+        # under workspace-write, read-only under read-only.
+        bind = "--bind" if policy.mode == "workspace-write" else "--ro-bind"
+        for path in places:
+            args += [bind, str(path), str(path)]
     return [*args, "--chdir", str(cwd)]
 
 
@@ -298,8 +300,8 @@ async def spawn(command: str, *, cwd: Path, policy: SandboxPolicy, scratch: Scra
     bwrap = policy.bwrap
     if bwrap is None:
         raise unavailable(policy, "bubblewrap (bwrap) is not installed (not found on PATH)")
-    writable = [cwd, scratch.dir] if scratch.ensure() else [cwd]
-    options = bwrap_args(policy, cwd=cwd, writable=writable)
+    places = [cwd, scratch.dir] if scratch.ensure() else [cwd]
+    options = bwrap_args(policy, cwd=cwd, places=places)
     said_r, said_w = os.pipe()
 
     def launch(out: int, err: int) -> Launch:
@@ -385,15 +387,17 @@ def probe(policy: SandboxPolicy) -> str | None:
     cwd = Path.cwd()
     try:
         proc = subprocess.run(
-            [policy.bwrap, *bwrap_args(policy, cwd=cwd, writable=[cwd]), "--", "true"],
+            [policy.bwrap, *bwrap_args(policy, cwd=cwd, places=[cwd]), "--", "true"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             timeout=SETUP_TIMEOUT_S,
             check=False,
         )
-    except (OSError, subprocess.TimeoutExpired) as err:
-        return f"{policy.bwrap} could not be run ({err})"
+    except OSError as err:
+        return f"{policy.bwrap} could not be run ({err.strerror or err})"
+    except subprocess.TimeoutExpired:
+        return f"bwrap did not start the sandbox within {SETUP_TIMEOUT_S:g} s"
     if proc.returncode != 0:
         lines = proc.stderr.decode(errors="replace").strip().splitlines()
         return f"bwrap could not create the sandbox ({lines[0] if lines else proc.returncode})"
