@@ -72,6 +72,8 @@ class Scratch:
     def ensure(self) -> bool:
         """Create this session's scratch dir (0700) if missing; False if it cannot exist.
         The Bash sandbox calls it: a folder must exist to be made writable."""
+        if self.dir.is_dir():
+            return True
         try:
             _mkdir_private(self.dir, below=self.data_dir)
         except OSError:

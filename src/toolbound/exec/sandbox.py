@@ -30,8 +30,9 @@ How a confined call runs::
   SIGKILL would look alike. The keeper forks the shell and then execs
   ``sleep``, which never reaps: after the shell exits it stays a zombie, and the
   host reads its exact wait status from ``/proc/PID/stat`` (``exit_code``).
-  The shell starts the command only once the keeper has become ``sleep``, so
-  bash's own reaping can never take the status first.
+  The shell starts the command only once the keeper has become ``sleep`` (a
+  pipe the keeper closes as it execs, then its ``comm``), so bash's own
+  reaping can never take the status first.
 - **No escapee, by construction.** Every process of the namespace descends from
   the keeper or is reparented to it (``setsid`` and double forks included), so
   the walk from the keeper finds them all; SIGKILL to the keeper makes the
@@ -90,13 +91,18 @@ INSTALL_HINT = "apt-get install bubblewrap"
 # How long bwrap may take to build the namespaces before the call gives up.
 SETUP_TIMEOUT_S = 30.0
 
-# PID 1 of the sandbox. $1 the command, $2 and $3 the stdout and stderr pipes.
-# The shell waits for the keeper to be `sleep` (a non-reaper) before it runs;
-# `trap -` undoes the SIGINT/SIGQUIT ignoring bash gives `&` jobs.
+# PID 1 of the sandbox. $1 the command; $2 $3 the stdout and stderr pipes; $4 $5
+# the gate, a pipe whose write end only the keeper holds. The shell blocks on
+# the gate until the keeper closes it as it execs `sleep` (a non-reaper), then
+# waits out that exec, so bash's own reaping never takes the shell's status
+# (blocking first: a spin alone measured 30.7 ms against 21.6 ms per call on a
+# loaded machine). `trap -` undoes the SIGINT/SIGQUIT ignoring of `&` jobs.
 KEEPER = (
-    "out=$2 err=$3; { trap - INT QUIT; until read -r c </proc/1/comm && [[ $c == sleep ]]; "
-    'do :; done; exec bash -c "$1" </dev/null >&"$out" 2>&"$err" {out}>&- {err}>&-; } & '
-    'echo "$!" >&2; exec sleep infinity </dev/null >/dev/null 2>&1 {out}>&- {err}>&-'
+    'out=$2 err=$3 gr=$4 gw=$5; { trap - INT QUIT; exec {gw}>&-; read -r -u "$gr" _; '
+    "exec {gr}<&-; until read -r c </proc/1/comm && [[ $c == sleep ]]; do :; done; "
+    'exec bash -c "$1" </dev/null >&"$out" 2>&"$err" {out}>&- {err}>&-; } & '
+    'exec {gr}<&-; echo "$!" >&2; '
+    "exec sleep infinity </dev/null >/dev/null 2>&1 {out}>&- {err}>&- {gw}>&-"
 )
 
 
@@ -280,11 +286,21 @@ def _ns_pid(pid: int) -> int | None:
 
 
 def _reap(monitor: Shell, grace_s: float) -> None:
+    """Reap the monitor, which exits as soon as the namespace is gone; SIGKILL it
+    after ``grace_s``. Waits on a pidfd: ``Popen.wait(timeout)`` polls with
+    sleeps, which cost a confined ``true`` 7.5 ms here."""
     try:
-        monitor.proc.wait(timeout=grace_s)
-    except subprocess.TimeoutExpired:
-        monitor.proc.kill()
-        monitor.proc.wait()
+        pidfd = os.pidfd_open(monitor.pid)
+    except OSError:  # already reaped, or no pidfd: wait plainly
+        pidfd = None
+    if pidfd is not None:
+        try:
+            ready, _, _ = select.select([pidfd], [], [], grace_s)
+        finally:
+            os.close(pidfd)
+        if not ready:
+            monitor.proc.kill()
+    monitor.proc.wait()
 
 
 async def spawn(command: str, *, cwd: Path, policy: SandboxPolicy, scratch: Scratch) -> Tree:
@@ -303,10 +319,12 @@ async def spawn(command: str, *, cwd: Path, policy: SandboxPolicy, scratch: Scra
     places = [cwd, scratch.dir] if scratch.ensure() else [cwd]
     options = bwrap_args(policy, cwd=cwd, places=places)
     said_r, said_w = os.pipe()
+    gate = os.pipe()
 
     def launch(out: int, err: int) -> Launch:
+        fds = (out, err, *gate)
         argv = [bwrap, *options, "--", "bash", "-c", KEEPER, "toolbound-sandbox", command]
-        return Launch([*argv, str(out), str(err)], subprocess.DEVNULL, said_w, pass_fds=(out, err))
+        return Launch([*argv, *map(str, fds)], subprocess.DEVNULL, said_w, pass_fds=fds)
 
     try:
         monitor = spawn_tree(launch, cwd=cwd)
@@ -314,7 +332,8 @@ async def spawn(command: str, *, cwd: Path, policy: SandboxPolicy, scratch: Scra
         os.close(said_r)
         raise unavailable(policy, f"{bwrap} could not be run ({err.strerror or err})") from err
     finally:
-        os.close(said_w)
+        for fd in (said_w, *gate):
+            os.close(fd)
     try:
         said = await _first_line(said_r, SETUP_TIMEOUT_S)
         return _attach(monitor, said, policy)
