@@ -11,11 +11,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import select
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -178,6 +180,15 @@ def in_namespace(ns: str) -> list[int]:
     return found
 
 
+def state(pid: int) -> str:
+    """A process's state letter (``Z`` for a zombie); empty once it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat[stat.rfind(")") + 2 :][:1]
+
+
 async def test_a_setsid_double_forked_escapee_is_gone_at_timeout(host: ToolHost) -> None:
     result = await bash(host, ESCAPEE, timeout=1)
     ns, daemon = result["stdout"].splitlines()
@@ -186,6 +197,54 @@ async def test_a_setsid_double_forked_escapee_is_gone_at_timeout(host: ToolHost)
     assert ns != os.readlink("/proc/self/ns/pid")
     assert in_namespace(ns) == []
     assert (result["timedOut"], result["exitCode"], result["signal"]) == (True, None, "SIGKILL")
+
+
+# A host in a child process: it prints the sandbox's PID namespace once the
+# command runs, then waits for the command (which never ends).
+DYING_HOST = """
+import asyncio, sys
+from toolbound import ToolHost
+
+async def main(ws, data):
+    async with ToolHost(ws, data, "dying", sandbox="workspace-write") as host:
+        command = "(setsid sleep 600 &); readlink /proc/self/ns/pid; exec sleep 600"
+        async for event in host.stream("Bash", {"command": command}):
+            print(event["data"], end="", flush=True)
+
+asyncio.run(main(*sys.argv[1:]))
+"""
+
+
+def test_when_the_host_dies_its_sandboxes_die_with_it(places: dict[str, Path]) -> None:
+    host = subprocess.Popen(
+        [sys.executable, "-c", DYING_HOST, str(places["ws"]), str(places["data"])],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    members: list[int] = []
+    try:
+        assert host.stdout is not None
+        ready, _, _ = select.select([host.stdout], [], [], CALL_BOUND_S)
+        assert ready, "the host never started its command"
+        ns = host.stdout.readline().strip()
+        members = [os.pidfd_open(pid) for pid in in_namespace(ns)]
+        assert len(members) >= 3  # the keeper, the shell, the daemon
+        host.kill()
+        host.wait(CALL_BOUND_S)
+        # Every member's pidfd turns readable when it exits: no sleep, one bound.
+        deadline = time.monotonic() + CALL_BOUND_S
+        pending = list(members)
+        while pending and time.monotonic() < deadline:
+            ready, _, _ = select.select(pending, [], [], deadline - time.monotonic())
+            pending = [fd for fd in pending if fd not in ready]
+        assert pending == []
+        # Exited: a zombie waits for whoever inherits it (the host is gone).
+        assert [pid for pid in in_namespace(ns) if state(pid) != "Z"] == []
+    finally:
+        host.kill()
+        host.communicate()
+        for fd in members:
+            os.close(fd)
 
 
 async def test_exit_codes_and_signals_are_told_apart(host: ToolHost) -> None:
