@@ -199,12 +199,6 @@ def _serve(ns: argparse.Namespace) -> int:
         sandbox=ns.sandbox,
         network=ns.network,
     )
-    from toolbound.exec.sandbox import SandboxPolicy, describe
-
-    sys.stderr.write(
-        f"toolbound: {describe(SandboxPolicy.create(ns.sandbox, network=ns.network))}\n"
-    )
-    sys.stderr.flush()
     try:
         return serve(options)
     except OSError as err:

@@ -55,6 +55,7 @@ from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 from pydantic import TypeAdapter
 
 from toolbound import __version__
+from toolbound.exec.sandbox import SandboxPolicy, describe
 from toolbound.host import ToolHost
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.results import (
@@ -411,6 +412,11 @@ def _announce(text: str) -> None:
     sys.stderr.flush()
 
 
+def _sandbox_line(options: ServeOptions) -> str:
+    """The Bash sandbox in force (or why the requested one is not), for stderr."""
+    return describe(SandboxPolicy.create(options.sandbox, network=options.network))
+
+
 async def _end_then_die(sessions: Sessions, signum: int) -> None:
     """On SIGTERM/SIGINT: stop every running process tree and remove the scratch dirs,
     then die of the signal.
@@ -427,6 +433,7 @@ async def _end_then_die(sessions: Sessions, signum: int) -> None:
 
 async def serve_stdio(options: ServeOptions) -> None:
     """Serve over stdin/stdout until stdin closes or SIGTERM/SIGINT arrives."""
+    _announce(_sandbox_line(options))
     sessions = Sessions(options)
     server = build_server(sessions)
     async with anyio.create_task_group() as tg:
@@ -485,6 +492,7 @@ async def serve_http(options: ServeOptions, host: str, port: int) -> None:
         f"MCP server on http://{shown}:{bound_port}{HTTP_PATH} (workspace {options.workspace})"
     )
     _announce(f"web view on {web.url(bound_host, bound_port)}")
+    _announce(_sandbox_line(options))
     try:
         await uvicorn.Server(config).serve(sockets=[sock])
     finally:

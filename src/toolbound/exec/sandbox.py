@@ -40,6 +40,8 @@ How a confined call runs::
   guard (``exec.tree``) kill it when the host dies.
 - **Stopping.** SIGTERM to every member but the keeper, a grace in which they
   exit, then SIGKILL to the keeper; the monitor then exits and is reaped.
+  ``--die-with-parent`` follows the thread that spawned bwrap: spawn from a
+  thread that lives as long as the call (the event loop's, as Bash does).
 - **Fails closed.** bwrap's own error messages and the keeper's "started" line
   (the shell's PID) share one pipe: anything but a PID there means bwrap could
   not build the sandbox, and the call is ``TOOL_SANDBOX_UNAVAILABLE`` with that
