@@ -145,6 +145,18 @@ def _tail_start(data: bytes, max_bytes: int, max_lines: int) -> tuple[int, Fired
     return nl + 1, "bytes", separators
 
 
+def _edge_line(
+    whole: _Whole, body_end: int, held_bytes: int, whole_bytes: int, whole_lines: int
+) -> int:
+    """The size of a line that runs through all that is held: the caller's word
+    if it gave one, else the held body, or the stream if it is one line."""
+    if whole.edge_line_bytes is not None:
+        return whole.edge_line_bytes
+    if whole_bytes == held_bytes or whole_lines > 1:
+        return body_end
+    return whole_bytes
+
+
 def truncate_to(
     held: str | bytes,
     *,
@@ -153,6 +165,7 @@ def truncate_to(
     keep: Keep,
     total_bytes: int | None = None,
     total_lines: int | None = None,
+    edge_line_bytes: int | None = None,
     spill_path: str | None = None,
 ) -> Cut:
     """Cut ``held`` to ``max_bytes`` UTF-8 bytes and ``max_lines`` lines, keeping one end.
@@ -168,33 +181,40 @@ def truncate_to(
     if max_lines < 1:
         raise ValueError("max_lines must be at least 1")
     data = held.encode("utf-8", "replace") if isinstance(held, str) else held
-    cut = _cut(data, max_bytes, max_lines, keep, total_bytes, total_lines, spill_path)
+    whole = _Whole(total_bytes, total_lines, edge_line_bytes)
+    cut = _cut(data, max_bytes, max_lines, keep, whole, spill_path)
     if cut is None:
         # Replacement characters (3 bytes for each invalid byte) grew the kept
         # part past the budget: cut the repaired text instead.
         repaired = data.decode("utf-8", "replace").encode("utf-8")
-        cut = _cut(repaired, max_bytes, max_lines, keep, total_bytes, total_lines, spill_path)
+        cut = _cut(repaired, max_bytes, max_lines, keep, whole, spill_path)
         assert cut is not None
     return cut
 
 
+@dataclass(frozen=True, slots=True)
+class _Whole:
+    """What the caller knows of the whole stream beyond what it held (None: nothing)."""
+
+    total_bytes: int | None
+    total_lines: int | None
+    edge_line_bytes: int | None
+
+
 def _cut(
-    data: bytes,
-    max_bytes: int,
-    max_lines: int,
-    keep: Keep,
-    total_bytes: int | None,
-    total_lines: int | None,
-    spill_path: str | None,
+    data: bytes, max_bytes: int, max_lines: int, keep: Keep, whole: _Whole, spill_path: str | None
 ) -> Cut | None:
     """Cut raw bytes; None if decoding the kept part grew it past ``max_bytes``."""
+    total_bytes, total_lines = whole.total_bytes, whole.total_lines
+    # The size of a line too long to fit (its newline not counted), -1 if it
+    # runs through all that is held.
     single_line: int | None = None
+    body_end = len(data)
     if keep == "head":
         end, fired, kept_lines = _head_end(data, max_bytes, max_lines)
         if end == 0 and data:
             # Not one complete line fits: keep a char-safe prefix of the first line.
-            nl = data.find(b"\n")
-            single_line = nl + 1 if nl >= 0 else -1
+            single_line = data.find(b"\n")
             end = _prefix_end(data, max_bytes)
             kept_lines = 1
         kept_data = data[:end]
@@ -202,9 +222,9 @@ def _cut(
         start, fired, kept_lines = _tail_start(data, max_bytes, max_lines)
         if start == len(data) and data:
             # Not one complete line fits: keep a char-safe suffix of the last line.
-            body_end = len(data) - 1 if data[-1] == _NL else len(data)
+            body_end -= 1 if data[-1] == _NL else 0
             nl = data.rfind(b"\n", 0, body_end)
-            single_line = len(data) - (nl + 1) if nl >= 0 else -1
+            single_line = body_end - (nl + 1) if nl >= 0 else -1
             start = _suffix_start(data, len(data) - max_bytes)
         kept_data = data[start:]
 
@@ -226,8 +246,7 @@ def _cut(
     whole_bytes = max(total_bytes if total_bytes is not None else len(data), len(data))
     whole_lines = max(total_lines if total_lines is not None else held_lines, held_lines)
     if single_line == -1:
-        # The line runs through all that is held: its size is known only if it is the stream.
-        single_line = whole_bytes if whole_lines <= 1 else len(data)
+        single_line = _edge_line(whole, body_end, len(data), whole_bytes, whole_lines)
     if fired is None and (whole_bytes > len(data) or whole_lines > held_lines):
         fired = "capture"
     return Cut(
