@@ -124,6 +124,16 @@ class LineCounter:
         self.ends_with_newline = data[-1] == _NL
         return count
 
+    def feed_from(self, buf: bytearray, n: int) -> int:
+        """Count ``buf[:n]`` in place (no copy); returns its newlines."""
+        if n <= 0:
+            return 0
+        count = count_newlines(buf, 0, n)
+        self.bytes += n
+        self.newlines += count
+        self.ends_with_newline = buf[n - 1] == _NL
+        return count
+
     @property
     def lines(self) -> int:
         return self.newlines + (0 if self.ends_with_newline else 1)
@@ -179,6 +189,15 @@ class HeadCapture:
             self._full = True
         return taken
 
+    def feed_from(self, buf: bytearray, n: int) -> None:
+        """Feed ``buf[:n]``, a reused read buffer; once full it is only counted, in place."""
+        if not self._full:
+            self.feed(bytes(memoryview(buf)[:n]))
+            return
+        before = self.counter.bytes
+        if self.counter.feed_from(buf, n) and self._first_line is None:
+            self._first_line = before + buf.find(b"\n", 0, n)
+
     def finish(self) -> Captured:
         counter = self.counter
         first_line = counter.bytes if self._first_line is None else self._first_line
@@ -219,6 +238,10 @@ class TailCapture:
         self._held += len(data)
         while self._held - len(self._ring[0]) >= self._max_bytes:
             self._held -= len(self._ring.popleft())
+
+    def feed_from(self, buf: bytearray, n: int) -> None:
+        """Feed ``buf[:n]``, a reused read buffer (the ring keeps a copy)."""
+        self.feed(bytes(memoryview(buf)[:n]))
 
     def finish(self) -> Captured:
         data = b"".join(self._ring)[-self._max_bytes :]
