@@ -217,7 +217,7 @@ def _cut(
             single_line = data.find(b"\n")
             end = _prefix_end(data, max_bytes)
             kept_lines = 1
-        kept_data = data[:end]
+        kept_data = memoryview(data)[:end]
     else:
         start, fired, kept_lines = _tail_start(data, max_bytes, max_lines)
         if start == len(data) and data:
@@ -226,9 +226,10 @@ def _cut(
             nl = data.rfind(b"\n", 0, body_end)
             single_line = body_end - (nl + 1) if nl >= 0 else -1
             start = _suffix_start(data, len(data) - max_bytes)
-        kept_data = data[start:]
+        kept_data = memoryview(data)[start:]
 
-    kept = kept_data.decode("utf-8", "replace")
+    # Decoded straight from the held buffer: no copy of the kept bytes first.
+    kept = str(kept_data, "utf-8", "replace")
     kept_bytes = len(kept_data)
     if "\ufffd" in kept:
         kept_bytes = len(kept.encode("utf-8"))
