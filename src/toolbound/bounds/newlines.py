@@ -42,6 +42,7 @@ _DIRECT_SCAN_BYTES = 512
 Buffer = bytes | bytearray
 
 _np: ModuleType | None = None
+_NEWLINE: Any = None  # numpy's uint8 10 once loaded: a typed scalar skips a cast per call
 _loaded = threading.Event()
 _loading = threading.Lock()
 _started = False
@@ -53,6 +54,8 @@ def _load() -> None:
     try:
         import numpy
 
+        global _NEWLINE
+        _NEWLINE = numpy.uint8(0x0A)
         _np = numpy
     except ImportError:  # pragma: no cover - numpy is a dependency; bytes.count still works
         pass
@@ -95,14 +98,16 @@ def count_newlines(buf: Buffer, start: int = 0, end: int | None = None) -> int:
     if buf.find(b"\n", start, stop) < 0:
         # memchr finds "none" at memory speed: one giant line costs no compare pass.
         return 0
-    view = np.frombuffer(buf, dtype=np.uint8, count=stop - start, offset=start)
+    size = stop - start
+    view = np.frombuffer(buf, dtype=np.uint8, count=size, offset=start)
     flags = _flag_buffer(np)
+    if size <= FLAG_SPAN_BYTES:
+        out = flags[:size]
+        return int(np.count_nonzero(np.equal(view, _NEWLINE, out=out)))
     total = 0
-    for at in range(0, stop - start, FLAG_SPAN_BYTES):
+    for at in range(0, size, FLAG_SPAN_BYTES):
         part = view[at : at + FLAG_SPAN_BYTES]
-        out = flags[: len(part)]
-        np.equal(part, 0x0A, out=out)
-        total += int(np.count_nonzero(out))
+        total += int(np.count_nonzero(np.equal(part, _NEWLINE, out=flags[: len(part)])))
     return total
 
 

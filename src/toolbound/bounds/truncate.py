@@ -146,12 +146,12 @@ def _tail_start(data: bytes, max_bytes: int, max_lines: int) -> tuple[int, Fired
 
 
 def _edge_line(
-    whole: _Whole, body_end: int, held_bytes: int, whole_bytes: int, whole_lines: int
+    edge_line_bytes: int | None, body_end: int, held_bytes: int, whole_bytes: int, whole_lines: int
 ) -> int:
     """The size of a line that runs through all that is held: the caller's word
     if it gave one, else the held body, or the stream if it is one line."""
-    if whole.edge_line_bytes is not None:
-        return whole.edge_line_bytes
+    if edge_line_bytes is not None:
+        return edge_line_bytes
     if whole_bytes == held_bytes or whole_lines > 1:
         return body_end
     return whole_bytes
@@ -173,15 +173,18 @@ def truncate_to(
     ``held`` is what the caller retained of a stream; ``total_bytes`` and
     ``total_lines`` are the whole stream's true size, which may exceed what is
     held (a capture ceiling dropped the rest): the cut is then reported even if
-    ``held`` itself fits. Invalid UTF-8 bytes are replaced with U+FFFD, never
-    raised. ``spill_path`` names a full copy that was actually written.
+    ``held`` itself fits. ``edge_line_bytes`` is the whole size of the stream's
+    first line (head) or last line (tail), its newline not counted, when that
+    line may run past what is held: a single-line marker names it. Invalid
+    UTF-8 bytes are replaced with U+FFFD, never raised. ``spill_path`` names a
+    full copy that was actually written.
     """
     if max_bytes < 4:
         raise ValueError("max_bytes must hold at least one character (4 bytes)")
     if max_lines < 1:
         raise ValueError("max_lines must be at least 1")
     data = held.encode("utf-8", "replace") if isinstance(held, str) else held
-    whole = _Whole(total_bytes, total_lines, edge_line_bytes)
+    whole = (total_bytes, total_lines, edge_line_bytes)
     cut = _cut(data, max_bytes, max_lines, keep, whole, spill_path)
     if cut is None:
         # Replacement characters (3 bytes for each invalid byte) grew the kept
@@ -192,20 +195,16 @@ def truncate_to(
     return cut
 
 
-@dataclass(frozen=True, slots=True)
-class _Whole:
-    """What the caller knows of the whole stream beyond what it held (None: nothing)."""
-
-    total_bytes: int | None
-    total_lines: int | None
-    edge_line_bytes: int | None
+# What the caller knows of the whole stream beyond what it held (None: nothing):
+# total_bytes, total_lines, edge_line_bytes.
+_Whole = tuple[int | None, int | None, int | None]
 
 
 def _cut(
     data: bytes, max_bytes: int, max_lines: int, keep: Keep, whole: _Whole, spill_path: str | None
 ) -> Cut | None:
     """Cut raw bytes; None if decoding the kept part grew it past ``max_bytes``."""
-    total_bytes, total_lines = whole.total_bytes, whole.total_lines
+    total_bytes, total_lines, edge_line_bytes = whole
     # The size of a line too long to fit (its newline not counted), -1 if it
     # runs through all that is held.
     single_line: int | None = None
@@ -247,7 +246,7 @@ def _cut(
     whole_bytes = max(total_bytes if total_bytes is not None else len(data), len(data))
     whole_lines = max(total_lines if total_lines is not None else held_lines, held_lines)
     if single_line == -1:
-        single_line = _edge_line(whole, body_end, len(data), whole_bytes, whole_lines)
+        single_line = _edge_line(edge_line_bytes, body_end, len(data), whole_bytes, whole_lines)
     if fired is None and (whole_bytes > len(data) or whole_lines > held_lines):
         fired = "capture"
     return Cut(
