@@ -59,11 +59,19 @@ def _expected_lines(writer: str) -> int:
 def _child_run(command: str, workspace: str, data_dir: str) -> None:
     """In a fresh process: one Bash call; print elapsed seconds and this process's peak RSS."""
 
+    def cpu_s() -> float:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+
+    call_cpu = 0.0
+
     async def go() -> float:
+        nonlocal call_cpu
         async with ToolHost(workspace, data_dir, "bench") as host:
-            started = time.perf_counter()
+            cpu_before, started = cpu_s(), time.perf_counter()
             result = await host.call("Bash", {"command": command, "timeout": 300})
             elapsed = time.perf_counter() - started
+            call_cpu = cpu_s() - cpu_before
             totals = result["totals"]
             assert totals["stdout"]["bytes"] + totals["stderr"]["bytes"] == GIB, result
             lines = totals["stdout"]["lines"] + totals["stderr"]["lines"]
@@ -71,9 +79,12 @@ def _child_run(command: str, workspace: str, data_dir: str) -> None:
             return elapsed
 
     elapsed = asyncio.run(go())
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = usage.ru_utime + usage.ru_stime
-    print(json.dumps({"elapsed": elapsed, "peak_mb": usage.ru_maxrss / 1024, "cpu_s": cpu}))
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        json.dumps(
+            {"elapsed": elapsed, "peak_mb": peak_mb, "cpu_s": cpu_s(), "call_cpu_s": call_cpu}
+        )
+    )
 
 
 def _through_tool(command: str, workspace: str, data_dir: str) -> dict[str, float]:
@@ -87,10 +98,16 @@ def _through_tool(command: str, workspace: str, data_dir: str) -> dict[str, floa
     return figures
 
 
-def _time_shell(command: str) -> float:
-    started = time.perf_counter()
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _time_shell(command: str) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (all the pipeline's processes) of one run."""
+    cpu_before, started = _children_cpu_s(), time.perf_counter()
     subprocess.run(["bash", "-c", command], check=True)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, _children_cpu_s() - cpu_before
 
 
 def bench_throughput(
@@ -105,16 +122,22 @@ def bench_throughput(
                 anchors.append(_time_shell(f"{{ {writer}; }} | cat > /dev/null"))
                 runs.append(_through_tool(command, workspace, data_dir))
                 floors.append(_time_shell(f"{{ {writer}; }} > /dev/null"))
-            anchor, floor = statistics.median(anchors), statistics.median(floors)
+            anchor, floor = (statistics.median(wall for wall, _ in t) for t in (anchors, floors))
+            # cat's own CPU: the pipeline with cat less the same pipeline without a reader.
+            cat_cpu = statistics.median(c for _, c in anchors) - statistics.median(
+                c for _, c in floors
+            )
             tool = statistics.median(r["elapsed"] for r in runs)
             cpu = statistics.median(r["cpu_s"] for r in runs)
+            call_cpu = statistics.median(r["call_cpu_s"] for r in runs)
             peak = max(r["peak_mb"] for r in runs)
             rows.append(
                 (
                     f"1 GiB to {stream}: {writer.split(' |')[0][:24]}… ({what})",
                     f"{tool:.3f} s vs | cat {anchor:.3f} s (> /dev/null: {floor:.3f} s)",
                     f"{tool / anchor:.2f}x (goal <= 1.3x)",
-                    f"peak RSS {peak:.1f} MB (goal <= 64 MB); host CPU {cpu:.2f} s",
+                    f"peak RSS {peak:.1f} MB (goal <= 64 MB); host CPU {cpu:.2f} s, "
+                    f"{call_cpu:.2f} s in the call (cat: {cat_cpu:.2f} s)",
                 )
             )
     return rows

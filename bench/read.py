@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -79,9 +80,10 @@ async def child_main(workspace: str, name: str, offset: int, loaded: bool) -> di
         if loaded:
             assert newlines.wait_loaded(30)
         rss_before_kb = vm_kb("VmRSS")
-        t0 = time.perf_counter()
+        cpu0, t0 = cpu_s(resource.RUSAGE_SELF), time.perf_counter()
         first = await host.call("Read", {"path": name, "offset": offset})
         first_s = time.perf_counter() - t0
+        first_cpu_s = cpu_s(resource.RUSAGE_SELF) - cpu0
         repeats = []
         for _ in range(REPEATS):
             t0 = time.perf_counter()
@@ -92,6 +94,7 @@ async def child_main(workspace: str, name: str, offset: int, loaded: bool) -> di
     assert first["content"].startswith(expected), first["content"][:40]
     return {
         "first_s": first_s,
+        "first_cpu_s": first_cpu_s,
         "repeat_s": statistics.median(repeats),
         "lines": first["lineCount"],
         "rss_before_mb": rss_before_kb / 1024,
@@ -110,14 +113,20 @@ def run_child(workspace: Path, name: str, offset: int, loaded: bool) -> dict[str
     return result
 
 
-def time_tail(path: Path, offset: int) -> float:
-    t0 = time.perf_counter()
+def cpu_s(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def time_tail(path: Path, offset: int) -> tuple[float, float]:
+    """Wall and CPU seconds (shell, tail and head together) of one anchor run."""
+    cpu0, t0 = cpu_s(resource.RUSAGE_CHILDREN), time.perf_counter()
     subprocess.run(
         f"tail -n +{offset + 1} '{path}' | head -n {WINDOW_LINES} > /dev/null",
         shell=True,
         check=True,
     )
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, cpu_s(resource.RUSAGE_CHILDREN) - cpu0
 
 
 def measure(path: Path, offset: int, runs: int) -> dict[str, Any]:
@@ -128,7 +137,8 @@ def measure(path: Path, offset: int, runs: int) -> dict[str, Any]:
         children.append(run_child(path.parent, path.name, offset, loaded=True))
     first = statistics.median(c["first_s"] for c in children)
     cold_first = statistics.median(c["first_s"] for c in cold)
-    tail = statistics.median(tails)
+    tail = statistics.median(wall for wall, _ in tails)
+    tail_cpu = statistics.median(cpu for _, cpu in tails)
     return {
         "offset": offset,
         "first_ms": first * 1000,
@@ -136,6 +146,9 @@ def measure(path: Path, offset: int, runs: int) -> dict[str, Any]:
         "tail_ms": tail * 1000,
         "ratio": first / tail,
         "cold_ratio": cold_first / tail,
+        "cpu_ms": statistics.median(c["first_cpu_s"] for c in children) * 1000,
+        "cold_cpu_ms": statistics.median(c["first_cpu_s"] for c in cold) * 1000,
+        "tail_cpu_ms": tail_cpu * 1000,
         "repeat_ms": statistics.median(c["repeat_s"] for c in children) * 1000,
         "rss_before_mb": max(c["rss_before_mb"] for c in children),
         "peak_rss_mb": max(c["peak_rss_mb"] for c in children),
@@ -155,7 +168,8 @@ def print_table(rows: list[dict[str, Any]], n_lines: int, size: int, runs: int) 
         f"{'offset':>10} | {'1st, just started':>20} | {'Read 1st':>9} | {'tail|head':>9} | "
         f"{'ratio':>6} "
         f"(<= {GOAL_RATIO}x) | {'repeat':>8} (<= {GOAL_REPEAT_MS:g} ms) | "
-        f"{'peak RSS':>9} (<= {GOAL_RSS_MB:g} MB) | {'RSS idle':>8} | lines"
+        f"{'peak RSS':>9} (<= {GOAL_RSS_MB:g} MB) | {'RSS idle':>8} | lines | "
+        "CPU ms: 1st just started / 1st / tail|head"
     )
     print(head)
     print("-" * len(head))
@@ -167,7 +181,8 @@ def print_table(rows: list[dict[str, Any]], n_lines: int, size: int, runs: int) 
             f"{r['ratio']:>5.2f}x {verdict(r['ratio'] <= GOAL_RATIO):>8} | "
             f"{r['repeat_ms']:>5.2f} ms {verdict(r['repeat_ms'] <= GOAL_REPEAT_MS):>10} | "
             f"{r['peak_rss_mb']:>6.1f} MB {verdict(r['peak_rss_mb'] <= GOAL_RSS_MB):>9} | "
-            f"{r['rss_before_mb']:>5.1f} MB | {r['lines']}"
+            f"{r['rss_before_mb']:>5.1f} MB | {r['lines']} | "
+            f"{r['cold_cpu_ms']:.0f} / {r['cpu_ms']:.0f} / {r['tail_cpu_ms']:.0f}"
         )
 
 

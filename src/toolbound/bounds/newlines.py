@@ -79,13 +79,6 @@ def wait_loaded(timeout_s: float) -> bool:
     return _loaded.wait(timeout_s) and _np is not None
 
 
-def _flag_buffer(np: ModuleType) -> Any:
-    flags = getattr(_flags, "buffer", None)
-    if flags is None:
-        flags = _flags.buffer = np.empty(FLAG_SPAN_BYTES, dtype=np.bool_)
-    return flags
-
-
 def count_newlines(buf: Buffer, start: int = 0, end: int | None = None) -> int:
     """The number of ``\\n`` bytes in ``buf[start:end]``."""
     stop = len(buf) if end is None else min(end, len(buf))
@@ -99,8 +92,10 @@ def count_newlines(buf: Buffer, start: int = 0, end: int | None = None) -> int:
         # memchr finds "none" at memory speed: one giant line costs no compare pass.
         return 0
     size = stop - start
-    view = np.frombuffer(buf, dtype=np.uint8, count=size, offset=start)
-    flags = _flag_buffer(np)
+    view = np.frombuffer(buf, np.uint8, size, start)
+    flags = getattr(_flags, "buffer", None)
+    if flags is None:
+        flags = _flags.buffer = np.empty(FLAG_SPAN_BYTES, dtype=np.bool_)
     if size <= FLAG_SPAN_BYTES:
         out = flags[:size]
         return int(np.count_nonzero(np.equal(view, _NEWLINE, out=out)))
