@@ -35,6 +35,7 @@ from types import TracebackType
 from typing import Any
 
 from toolbound.arguments import parse_args
+from toolbound.bounds import newlines
 from toolbound.exec.sandbox import SandboxPolicy
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.paths import Roots, default_data_dir, path_error
@@ -179,6 +180,7 @@ class ToolHost:
         self.observers: list[CallObserver] = []
 
     async def __aenter__(self) -> ToolHost:
+        newlines.preload()  # numpy's import, off every call's path
         self._live.acquire()
         self._store, self._recorder = await asyncio.to_thread(self._open_store)
         is_ended = self._store.is_ended if self._store is not None else (lambda _sid: False)

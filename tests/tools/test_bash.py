@@ -575,3 +575,32 @@ async def test_concurrent_calls_each_stop_exactly_their_own_lingering_processes(
             "The shell exited but 2 processes it started kept running; "
             "stopped 2 lingering processes."
         )
+
+
+# -- the single-line marker names the real line (issue 11) ---------------------------
+
+
+async def test_a_giant_first_line_is_named_by_its_real_size_past_the_capture(
+    host: ToolHost,
+) -> None:
+    # The seed's own example: the line is far larger than the 512 KB capture.
+    command = f"""{sys.executable} -c 'print("x" * 4200000); print("done")'"""
+    result = await call(host, {"command": command})
+    path = result["spill"]["stdout"]
+    assert result["stdout"] == "x" * 98304 + (
+        "\n[truncated: no complete line fits the 96KB limit; kept 98304 bytes of a single "
+        f"4200000-byte line. Full output saved to {path} — Grep it, or Read it with offset/limit.]"
+    )
+    assert result["totals"] == counts(4_200_006, 2, 0, 0)
+
+
+async def test_a_giant_last_line_of_stderr_is_named_by_its_real_size(host: ToolHost) -> None:
+    script = 'import sys; sys.stderr.write("first\\nsecond\\n" + "y" * 4200000 + "\\n")'
+    result = await call(host, {"command": f"{sys.executable} -c '{script}'"})
+    path = result["spill"]["stderr"]
+    assert result["stderr"] == (
+        "[truncated: no complete line fits the 96KB limit; kept 98304 bytes of a single "
+        f"4200000-byte line. Full output saved to {path} — Grep it, or Read it with "
+        "offset/limit.]\n" + "y" * 98303 + "\n"
+    )
+    assert result["totals"] == counts(0, 0, 4_200_014, 3)

@@ -273,6 +273,7 @@ async def shape_stream(
         keep=captured.keep,
         total_bytes=captured.total_bytes,
         total_lines=captured.total_lines,
+        edge_line_bytes=captured.edge_line_bytes,
     )
     if not cut.truncated:
         return cut
