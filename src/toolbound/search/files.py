@@ -29,11 +29,11 @@ from typing import IO, Literal
 
 from toolbound.bounds import is_binary_file
 from toolbound.bounds.binary import BINARY_EXTENSIONS
+from toolbound.context import ToolContext
 from toolbound.limits import Limits
 from toolbound.search.ranking import NewestFiles
 from toolbound.search.rg import RgOutcome, run_rg
 from toolbound.search.scope import Scope, mtime_ns, split_nul
-from toolbound.tools import ToolContext
 
 
 @dataclass(frozen=True, slots=True)

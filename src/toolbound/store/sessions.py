@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.paths import default_data_dir
-from toolbound.results import ToolError
+from toolbound.results import ResultEvent, ToolError
 from toolbound.scratch import Scratch, check_session_id
 from toolbound.store.checkpoint import plan_retention
 from toolbound.store.db import DB_NAME, connect
@@ -546,7 +546,7 @@ class SessionStore:
                 (tool_call_id,) if session_id is None else (tool_call_id, session_id)
             )
             call = conn.execute(
-                f"SELECT id FROM tool_calls WHERE {where} ORDER BY id DESC LIMIT 1", params
+                f"SELECT id, tool FROM tool_calls WHERE {where} ORDER BY id DESC LIMIT 1", params
             ).fetchone()
             if call is None:
                 return []
@@ -555,7 +555,7 @@ class SessionStore:
                 " ORDER BY seq",
                 (call[0],),
             ).fetchall()
-        return [_event_wire(tool_call_id, *row) for row in rows]
+        return [_event_wire(call[1], tool_call_id, *row) for row in rows]
 
     def recorder(self, session_id: str) -> CallRecorder:
         """A recorder writing ``session_id``'s tool calls from a background thread."""
@@ -564,7 +564,13 @@ class SessionStore:
 
 
 def _event_wire(
-    tool_call_id: str, seq: int, kind: str, stream: str | None, data: str | None, result: str | None
+    tool: str,
+    tool_call_id: str,
+    seq: int,
+    kind: str,
+    stream: str | None,
+    data: str | None,
+    result: str | None,
 ) -> dict[str, Any]:
     if kind == "chunk":
         return {
@@ -574,12 +580,7 @@ def _event_wire(
             "seq": seq,
             "data": data,
         }
-    return {
-        "type": "result",
-        "toolCallId": tool_call_id,
-        "seq": seq,
-        "result": json.loads(result or "null"),
-    }
+    return ResultEvent.of(tool, tool_call_id, seq, json.loads(result or "null"))
 
 
 def _checked_id(session_id: str) -> str:
