@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from toolbound import DEFAULT_LIMITS, SessionStore, ToolHost
+from toolbound import DEFAULT_LIMITS, SessionStore, ToolHost, model_text
 
 
 async def test_an_invalid_read_call_is_recorded_with_its_result(tmp_path: Path) -> None:
@@ -32,7 +32,13 @@ async def test_an_unknown_tool_call_is_recorded_too(tmp_path: Path) -> None:
         result = await host.call("Edit", {}, tool_call_id="c2")
     with SessionStore(tmp_path) as store:
         assert store.events("c2") == [
-            {"type": "result", "toolCallId": "c2", "seq": 0, "result": result}
+            {
+                "type": "result",
+                "toolCallId": "c2",
+                "seq": 0,
+                "result": result,
+                "text": model_text("Edit", result),
+            }
         ]
         assert store.events("c2", session_id="other") == []
 
@@ -104,5 +110,11 @@ async def test_a_store_that_stays_locked_delays_the_result_at_most_the_busy_time
     with SessionStore(tmp_path) as store:
         assert store.events("c1") == []
         assert store.events("c2") == [
-            {"type": "result", "toolCallId": "c2", "seq": 0, "result": later}
+            {
+                "type": "result",
+                "toolCallId": "c2",
+                "seq": 0,
+                "result": later,
+                "text": model_text("Edit", later),
+            }
         ]
