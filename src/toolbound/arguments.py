@@ -15,7 +15,7 @@ Pieces:
     Args                                     the base of the argument models
     ReadArgs, GlobArgs, GrepArgs, BashArgs   the four argument models
     OUTPUT_MODES                             Grep's accepted spellings
-    Range                                    an inclusive range that follows the limits
+    Limited                                  an argument whose default and range follow the limits
     parse_args                               raw dict -> checked model, defaults filled
 """
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -102,29 +102,34 @@ class BashArgs(Args):
 
 
 @dataclass(frozen=True, slots=True)
-class Range:
-    """An inclusive range of an argument that follows the limits, e.g. Read's 1-2000 lines.
+class Limited:
+    """An argument whose default, and maybe inclusive range, follow the limits in force.
 
-    ``unit`` follows the numbers in the refusal (" lines"); ``name_default``
-    makes the refusal repeat the value given and the default.
+    E.g. Read's ``limit``: default 2000, 1-2000 lines. ``unit`` follows the
+    numbers in a refusal (" lines"); ``name_default`` makes a refusal repeat
+    the value given and the default.
     """
 
-    lo: float
-    hi: float
+    default: float
+    lo: float | None = None
+    hi: float | None = None
     unit: str = ""
     name_default: bool = False
 
     @property
-    def text(self) -> str:
+    def span(self) -> str | None:
+        """The range as the descriptions write it (``1-2000``); None when unbounded."""
+        if self.lo is None or self.hi is None:
+            return None
         return f"{_number(self.lo)}-{_number(self.hi)}"
 
-    def refusal(self, alias: str, value: float, default: object) -> str | None:
+    def refusal(self, alias: str, value: float) -> str | None:
         """The argument error for ``value``, or None when it is in range."""
-        if self.lo <= value <= self.hi:
+        if self.lo is None or self.hi is None or self.lo <= value <= self.hi:
             return None
-        refusal = f"'{alias}' must be {self.text}{self.unit}"
-        if self.name_default and isinstance(default, int | float):
-            refusal += f" (got {_number(value)}); the default is {_number(default)}"
+        refusal = f"'{alias}' must be {self.span}{self.unit}"
+        if self.name_default:
+            refusal += f" (got {_number(value)}); the default is {_number(self.default)}"
         return refusal
 
 
@@ -187,17 +192,12 @@ def field_names(model: type[Args]) -> dict[str, str]:
 
 
 def parse_args(
-    tool: str,
-    model: type[Args],
-    raw: object,
-    *,
-    defaults: Mapping[str, Any],
-    ranges: Mapping[str, Range],
+    tool: str, model: type[Args], raw: object, *, limited: Mapping[str, Limited]
 ) -> Args:
     """Validate ``raw`` into ``model``, check the ranges, fill the host defaults.
 
-    ``defaults`` and ``ranges`` are keyed by wire name; a default replaces an
-    argument left out or null. Raises TOOL_INVALID_ARGUMENT.
+    ``limited`` is keyed by wire name; its default replaces an argument left
+    out or null. Raises TOOL_INVALID_ARGUMENT.
     """
     if not isinstance(raw, dict):
         raise _invalid(tool, "arguments must be a JSON object")
@@ -209,10 +209,13 @@ def parse_args(
     if problem is not None:
         raise _invalid(tool, problem)
     names = field_names(model)
-    for alias, rng in ranges.items():
+    unset: dict[str, float] = {}
+    for alias, arg in limited.items():
         value = getattr(args, names[alias])
-        refusal = None if value is None else rng.refusal(alias, value, defaults.get(alias))
+        if value is None:
+            unset[names[alias]] = arg.default
+            continue
+        refusal = arg.refusal(alias, value)
         if refusal is not None:
             raise _invalid(tool, refusal)
-    unset = {names[a]: v for a, v in defaults.items() if getattr(args, names[a]) is None}
     return args.model_copy(update=unset) if unset else args

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
+from toolbound.arguments import Limited
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.tools.registry import SPECS, ToolSpec
 
@@ -76,16 +77,16 @@ class ToolDef:
         }
 
 
-def _property(derived: JSON, *, default: object, span: Any) -> JSON:
+def _property(derived: JSON, limited: Limited | None) -> JSON:
     """One argument's schema: the model's, an optional field's non-null branch, the limits'
-    range and default, ``{range}`` in the description filled."""
+    default and range, ``{range}`` in the description filled."""
     branches = [b for b in derived.get("anyOf", [derived]) if b.get("type") != "null"]
     merged = {**derived, **branches[0]} if len(branches) == 1 else dict(derived)
-    if span is not None:
-        merged["minimum"], merged["maximum"] = span.lo, span.hi
-        merged["description"] = merged["description"].format(range=span.text)
-    if default is not None:
-        merged["default"] = default
+    if limited is not None:
+        merged["default"] = limited.default
+        if limited.span is not None:
+            merged["minimum"], merged["maximum"] = limited.lo, limited.hi
+            merged["description"] = merged["description"].format(range=limited.span)
     if merged.get("default") is None:
         merged.pop("default", None)
     return {key: merged[key] for key in _PROPERTY_KEYS if key in merged}
@@ -94,10 +95,9 @@ def _property(derived: JSON, *, default: object, span: Any) -> JSON:
 def input_schema(spec: ToolSpec, limits: Limits = DEFAULT_LIMITS) -> JSON:
     """The arguments ``spec.parse`` accepts under ``limits``, as JSON schema."""
     derived = _model_schema(spec)
-    defaults, ranges = spec.defaults(limits), spec.ranges(limits)
+    limited = spec.limited(limits)
     properties = {
-        name: _property(schema, default=defaults.get(name), span=ranges.get(name))
-        for name, schema in derived["properties"].items()
+        name: _property(schema, limited.get(name)) for name, schema in derived["properties"].items()
     }
     return {
         "type": "object",

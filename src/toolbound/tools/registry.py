@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, cast
 
-from toolbound.arguments import Args, BashArgs, GlobArgs, GrepArgs, Range, ReadArgs, parse_args
+from toolbound.arguments import Args, BashArgs, GlobArgs, GrepArgs, Limited, ReadArgs, parse_args
 from toolbound.context import ToolContext
 from toolbound.limits import Limits, format_size
 from toolbound.results import (
@@ -53,7 +53,7 @@ def _no_arguments(_limits: Limits) -> Mapping[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
-    """One tool. ``defaults(limits)`` and ``ranges(limits)`` are keyed by wire name."""
+    """One tool. ``limited(limits)``: the arguments that follow the limits, by wire name."""
 
     name: str
     args: type[Args]
@@ -61,14 +61,11 @@ class ToolSpec:
     module: str
     describe: Callable[[Limits], str]
     read_only: bool
-    defaults: Callable[[Limits], Mapping[str, Any]] = field(default=_no_arguments)
-    ranges: Callable[[Limits], Mapping[str, Range]] = field(default=_no_arguments)
+    limited: Callable[[Limits], Mapping[str, Limited]] = field(default=_no_arguments)
 
     def parse(self, raw: object, limits: Limits) -> Args:
         """``raw`` checked against the limits, host defaults filled; TOOL_INVALID_ARGUMENT."""
-        return parse_args(
-            self.name, self.args, raw, defaults=self.defaults(limits), ranges=self.ranges(limits)
-        )
+        return parse_args(self.name, self.args, raw, limited=self.limited(limits))
 
     def runner(self) -> Runner:
         """The tool's ``run``, its module imported on first use."""
@@ -147,8 +144,9 @@ SPECS: tuple[ToolSpec, ...] = (
         module="toolbound.tools.read",
         describe=_describe_read,
         read_only=True,
-        defaults=lambda limits: {"limit": limits.read_window_lines},
-        ranges=lambda limits: {"limit": Range(1, limits.read_window_lines, unit=" lines")},
+        limited=lambda limits: {
+            "limit": Limited(limits.read_window_lines, 1, limits.read_window_lines, unit=" lines")
+        },
     ),
     ToolSpec(
         name="Glob",
@@ -157,8 +155,9 @@ SPECS: tuple[ToolSpec, ...] = (
         module="toolbound.tools.glob",
         describe=_describe_glob,
         read_only=True,
-        defaults=lambda limits: {"limit": limits.glob_limit_default},
-        ranges=lambda limits: {"limit": Range(1, limits.glob_limit_max)},
+        limited=lambda limits: {
+            "limit": Limited(limits.glob_limit_default, 1, limits.glob_limit_max)
+        },
     ),
     ToolSpec(
         name="Grep",
@@ -167,7 +166,7 @@ SPECS: tuple[ToolSpec, ...] = (
         module="toolbound.tools.grep",
         describe=_describe_grep,
         read_only=True,
-        defaults=lambda limits: {"headLimit": limits.grep_head_limit},
+        limited=lambda limits: {"headLimit": Limited(limits.grep_head_limit)},
     ),
     ToolSpec(
         name="Bash",
@@ -176,9 +175,9 @@ SPECS: tuple[ToolSpec, ...] = (
         module="toolbound.tools.bash",
         describe=_describe_bash,
         read_only=False,
-        defaults=lambda limits: {"timeout": limits.bash_timeout_default_s},
-        ranges=lambda limits: {
-            "timeout": Range(
+        limited=lambda limits: {
+            "timeout": Limited(
+                limits.bash_timeout_default_s,
                 limits.bash_timeout_min_s,
                 limits.bash_timeout_max_s,
                 unit=" seconds",
