@@ -150,7 +150,9 @@ class ReadRecord:
 
         A window from offset 0 to end of file covers the whole file and replaces
         every earlier entry; a window with the same ``offset``/``limit`` as an
-        earlier one replaces that one.
+        earlier one replaces that one. A Read also replaces the entry of this
+        session's last Edit or Write: it is newer knowledge, and a refusal that
+        named the write could otherwise only be lifted by reading the whole file.
         """
         seen = Seen(
             call_id,
@@ -171,7 +173,7 @@ class ReadRecord:
             entry.entries = [
                 e
                 for e in entry.entries
-                if not (e.by == "Read" and (e.offset, e.limit) == (offset, limit))
+                if e.by == "Read" and (e.offset, e.limit) != (offset, limit)
             ]
             entry.entries.append(seen)
             del entry.entries[: -self._max_windows]
