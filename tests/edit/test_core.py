@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
-
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -37,12 +36,6 @@ def write(roots: Roots, record: ReadRecord, path: str, content: str) -> dict:
     return write_file(target, content=content, record=record, call_id="w1").to_wire()
 
 
-def code_of(err: pytest.ExceptionInfo[Exception]) -> str:
-    value = err.value
-    assert isinstance(value, ToolError | EditError)
-    return str(value.code)
-
-
 def test_edit_after_read_replaces_and_returns_the_diff(
     roots: Roots, ws: Path, record: ReadRecord, read: ReadFn
 ) -> None:
@@ -60,7 +53,9 @@ def test_edit_after_read_replaces_and_returns_the_diff(
     assert (ws / "app.py").read_text().count("line five\n") == 1
 
 
-def test_an_unread_file_is_not_read_and_left_alone(roots: Roots, ws: Path, record: ReadRecord) -> None:
+def test_an_unread_file_is_not_read_and_left_alone(
+    roots: Roots, ws: Path, record: ReadRecord
+) -> None:
     (ws / "a.txt").write_text("x\n")
     with pytest.raises(EditError) as caught:
         edit(roots, record, "a.txt", "x", "y")
