@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolbound.edit.diff import edit_hunks, render_diff, split_lines, write_hunks
+from toolbound.edit.diff import (
+    BoundedDiff,
+    Hunk,
+    edit_hunks,
+    render_diff,
+    split_lines,
+    write_hunks,
+)
 from toolbound.edit.replace import plan_edit
 from toolbound.limits import Budget
 
@@ -41,6 +49,12 @@ def apply_patch(old: bytes, diff: str) -> bytes:
     return b"".join(out + old_lines[at:])
 
 
+def diff_of(hunks: Iterable[Hunk], *, budget: Budget = BIG) -> BoundedDiff:
+    return render_diff(
+        hunks, old_label="a/f", new_label="b/f", budget=budget, max_line_chars=2000, shown="f"
+    )
+
+
 lines = st.lists(st.sampled_from(["a", "b", "c", "", "xy", "a b"]), min_size=0, max_size=30)
 
 
@@ -53,14 +67,7 @@ def test_an_edit_diff_applied_to_the_old_file_gives_the_new(
     old = text.encode()
     plan = plan_edit(old, "MARK", new, replace_all=False, shown="f")
     result = b"".join(bytes(p) for p in plan.pieces(old))
-    diff = render_diff(
-        edit_hunks(old, plan),
-        old_label="a/f",
-        new_label="b/f",
-        budget=BIG,
-        max_line_chars=2000,
-        shown="f",
-    )
+    diff = diff_of(edit_hunks(old, plan))
     assert apply_patch(old, diff.text) == result
 
 
@@ -68,28 +75,14 @@ def test_an_edit_diff_applied_to_the_old_file_gives_the_new(
 @given(lines, lines)
 def test_a_write_diff_applied_to_the_old_file_gives_the_new(a: list[str], b: list[str]) -> None:
     old, new = "\n".join(a).encode(), "\n".join(b).encode()
-    diff = render_diff(
-        write_hunks(old, new),
-        old_label="a/f",
-        new_label="b/f",
-        budget=BIG,
-        max_line_chars=2000,
-        shown="f",
-    )
+    diff = diff_of(write_hunks(old, new))
     assert apply_patch(old, diff.text) == new
 
 
 def test_long_lines_are_clipped_and_counted() -> None:
     old = b"short\n" + b"x" * 5000 + b" MARK\n"
     plan = plan_edit(old, "MARK", "DONE", replace_all=False, shown="f")
-    diff = render_diff(
-        edit_hunks(old, plan),
-        old_label="a/f",
-        new_label="b/f",
-        budget=Budget(48 * 1024, 2000),
-        max_line_chars=2000,
-        shown="f",
-    )
+    diff = diff_of(edit_hunks(old, plan), budget=Budget(48 * 1024, 2000))
     assert diff.text == (
         f"--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n short\n-{'x' * 2000}\n+{'x' * 2000}\n"
     )
@@ -102,14 +95,7 @@ def test_long_lines_are_clipped_and_counted() -> None:
 def test_a_diff_over_the_byte_budget_keeps_whole_lines() -> None:
     old = b"".join(b"%05d\n" % i for i in range(400))
     plan = plan_edit(old, "0", "1", replace_all=True, shown="f")
-    diff = render_diff(
-        edit_hunks(old, plan),
-        old_label="a/f",
-        new_label="b/f",
-        budget=Budget(1024, 2000),
-        max_line_chars=2000,
-        shown="f",
-    )
+    diff = diff_of(edit_hunks(old, plan), budget=Budget(1024, 2000))
     assert len(diff.text.encode()) <= 1024
     assert diff.text.endswith("\n")
     assert diff.truncated

@@ -30,13 +30,13 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from toolbound.bounds.binary import sniff_binary
 from toolbound.edit.atomic import atomic_write, make_parents, write_all
-from toolbound.edit.diff import BoundedDiff, Hunk, edit_hunks, render_diff, write_hunks
+from toolbound.edit.diff import Hunk, edit_hunks, render_diff, write_hunks
 from toolbound.edit.errors import EditCode, EditError
 from toolbound.edit.record import Hasher, ReadRecord, content_digest
 from toolbound.edit.replace import plan_edit
@@ -141,6 +141,23 @@ def _read_text(fd: int, st: os.stat_result, target: Resolved, limits: Limits) ->
     return data
 
 
+def _read_checked(
+    opened: tuple[int, os.stat_result],
+    target: Resolved,
+    record: ReadRecord,
+    tool: str,
+    limits: Limits,
+) -> bytes:
+    """The open file's bytes (the descriptor is closed), once the record allows the change."""
+    fd, st = opened
+    try:
+        data = _read_text(fd, st, target, limits)
+    finally:
+        os.close(fd)
+    record.check(target.real, data, size=len(data), shown=target.shown, tool=tool)
+    return data
+
+
 def _unchanged_since(
     target: Resolved, opened: os.stat_result | None, tool: str
 ) -> Callable[[], None]:
@@ -169,14 +186,32 @@ def _unchanged_since(
     return check
 
 
-def _diff(hunks: Any, target: Resolved, *, created: bool, limits: Limits) -> BoundedDiff:
-    return render_diff(
+def _result(
+    hunks: Iterable[Hunk],
+    target: Resolved,
+    *,
+    created: bool,
+    limits: Limits,
+    replacements: int | None = None,
+    written: int | None = None,
+) -> ChangeResult:
+    """The result, with the diff of ``hunks`` bounded by the search budget."""
+    diff = render_diff(
         hunks,
         old_label="/dev/null" if created else f"a/{target.shown}",
         new_label=f"b/{target.shown}",
         budget=limits.search,
         max_line_chars=limits.max_line_chars,
         shown=target.shown,
+    )
+    return ChangeResult(
+        target.shown,
+        created=created,
+        diff=diff.text,
+        truncated=diff.truncated,
+        notice=diff.notice,
+        replacements=replacements,
+        bytes=written,
     )
 
 
@@ -199,12 +234,8 @@ def edit_file(
                 f"{target.shown} does not exist; Edit changes an existing file. Create it with "
                 "Write, or find the right path with Glob.",
             )
-        fd, st = opened
-        try:
-            data = _read_text(fd, st, target, limits)
-        finally:
-            os.close(fd)
-        record.check(target.real, data, size=len(data), shown=target.shown, tool="Edit")
+        st = opened[1]
+        data = _read_checked(opened, target, record, "Edit", limits)
         plan = plan_edit(data, old_string, new_string, replace_all=replace_all, shown=target.shown)
         hasher = Hasher()
 
@@ -223,13 +254,11 @@ def edit_file(
         size=plan.new_size(len(data)),
         digest=hasher.hexdigest(),
     )
-    diff = _diff(edit_hunks(data, plan), target, created=False, limits=limits)
-    return ChangeResult(
-        target.shown,
+    return _result(
+        edit_hunks(data, plan),
+        target,
         created=False,
-        diff=diff.text,
-        truncated=diff.truncated,
-        notice=diff.notice,
+        limits=limits,
         replacements=plan.replacements,
     )
 
@@ -266,12 +295,8 @@ def write_file(
         if opened is None:
             make_parents(target.real.parent)
         else:
-            fd, st = opened
-            try:
-                old = _read_text(fd, st, target, limits)
-            finally:
-                os.close(fd)
-            record.check(target.real, old, size=len(old), shown=target.shown, tool="Write")
+            st = opened[1]
+            old = _read_checked(opened, target, record, "Write", limits)
             new = _keep_file_style(old, new)
         atomic_write(
             target.real,
@@ -285,13 +310,4 @@ def write_file(
     record.wrote(
         target.real, call_id=call_id, by="Write", size=len(new), digest=content_digest(new)
     )
-    hunks: list[Hunk] = list(write_hunks(old, new))
-    diff = _diff(hunks, target, created=created, limits=limits)
-    return ChangeResult(
-        target.shown,
-        created=created,
-        diff=diff.text,
-        truncated=diff.truncated,
-        notice=diff.notice,
-        bytes=len(new),
-    )
+    return _result(write_hunks(old, new), target, created=created, limits=limits, written=len(new))

@@ -63,14 +63,20 @@ def split_lines(data: bytes) -> list[bytes]:
     return lines
 
 
-def _changed(old: list[bytes], new: list[bytes]) -> list[tuple[Tag, bytes]]:
-    """Old lines removed and new lines added, the lines both start and end with as context."""
+def _common_ends(old: list[bytes], new: list[bytes]) -> tuple[int, int]:
+    """How many lines both sides share at the start, and then at the end."""
     head = 0
     while head < min(len(old), len(new)) and old[head] == new[head]:
         head += 1
     tail = 0
     while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
         tail += 1
+    return head, tail
+
+
+def _changed(old: list[bytes], new: list[bytes]) -> list[tuple[Tag, bytes]]:
+    """Old lines removed and new lines added, the lines both start and end with as context."""
+    head, tail = _common_ends(old, new)
     lines: list[tuple[Tag, bytes]] = [(" ", line) for line in old[:head]]
     lines += [("-", line) for line in old[head : len(old) - tail]]
     lines += [("+", line) for line in new[head : len(new) - tail]]
@@ -168,12 +174,7 @@ def edit_hunks(buf: Text, plan: EditPlan) -> Iterator[Hunk]:
 def write_hunks(old: bytes, new: bytes) -> Iterator[Hunk]:
     """The hunks between two whole contents (difflib on the lines that differ)."""
     a, b = split_lines(old), split_lines(new)
-    head = 0
-    while head < min(len(a), len(b)) and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
-        tail += 1
+    head, tail = _common_ends(a, b)
     if head == len(a) == len(b):
         return
     lo = max(0, head - CONTEXT_LINES)
