@@ -104,7 +104,7 @@ def test_the_bom_stays_when_the_old_string_includes_it() -> None:
     assert edit(buf, "import os", "import re") == b"\xef\xbb\xbfimport re\n"
 
 
-@pytest.mark.parametrize(("old", "new"), [("", "x"), ("same", "same")])
+@pytest.mark.parametrize(("old", "new"), [("", "x"), ("same", "same"), ("same", "\ud800")])
 def test_an_empty_or_unchanged_old_string_is_an_invalid_argument(old: str, new: str) -> None:
     with pytest.raises(ToolError) as caught:
         plan_edit(b"same\n", old, new, replace_all=False, shown="f.py")

@@ -39,7 +39,7 @@ from toolbound.edit.atomic import atomic_write, make_parents, write_all
 from toolbound.edit.diff import Hunk, edit_hunks, render_diff, write_hunks
 from toolbound.edit.errors import EditCode, EditError
 from toolbound.edit.record import Hasher, ReadRecord, content_digest
-from toolbound.edit.replace import plan_edit
+from toolbound.edit.replace import encode_text, plan_edit
 from toolbound.edit.text import BOM, has_bare_lf, line_endings, to_crlf
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.paths import Resolved, path_error
@@ -281,13 +281,7 @@ def write_file(
     limits: Limits = DEFAULT_LIMITS,
 ) -> ChangeResult:
     """Write (CONTRACT section 10): create the file, or overwrite one Read in this session."""
-    try:
-        new = content.encode("utf-8")
-    except UnicodeEncodeError as err:
-        raise ToolError(
-            ErrorCode.INVALID_ARGUMENT,
-            f"content is not valid Unicode text (a lone surrogate at character {err.start}).",
-        ) from None
+    new = encode_text(content, "content")
     try:
         opened = _open_existing(target, "Write")
         st: os.stat_result | None = None

@@ -23,6 +23,7 @@ The rules:
 Pieces:
     EditPlan   the spans to replace and the bytes that replace them
     plan_edit  the file's bytes + the Edit arguments -> EditPlan, or the error
+    encode_text  a text argument as UTF-8
     line_numbers  1-based line numbers of positions
 """
 
@@ -82,7 +83,8 @@ class EditPlan:
             yield view[at:]
 
 
-def _encode(value: str, name: str) -> bytes:
+def encode_text(value: str, name: str) -> bytes:
+    """A text argument as UTF-8, or INVALID_ARGUMENT for a lone surrogate."""
     try:
         return value.encode("utf-8")
     except UnicodeEncodeError as err:
@@ -149,8 +151,8 @@ def plan_edit(
             "oldString and newString are the same, so the Edit would change nothing. Pass "
             "the text the file should hold in newString.",
         )
-    old = _encode(old_string, "oldString")
-    new = _encode(new_string, "newString")
+    old = encode_text(old_string, "oldString")
+    new = encode_text(new_string, "newString")
     endings = _Endings(buf)
     cap = len(buf) + 1 if replace_all else 2
     starts = _find(buf, old, cap=cap)
