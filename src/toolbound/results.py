@@ -95,6 +95,8 @@ class GrepMatch(WireModel):
     path: str
     line: int
     text: str
+    # True on a before/after line; absent on a match.
+    context: bool | None = _optional()
 
 
 class GrepContentResult(WireModel):

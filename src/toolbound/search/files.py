@@ -13,6 +13,11 @@ others go, those others may belong in the result, so the walk is run again
 sniffing every file that would enter the heap (slower, and rare: rg itself
 already skips files with a NUL byte).
 
+Glob's pattern and Grep's ``glob``/``type`` filter what the walk lists without
+lifting an ignore rule (search/select.py): rg is narrowed by a file type, the
+exact glob is tested here before a file is stat'ed, and a dot file that only
+the type let through waits for a plain walk to confirm it.
+
 Pieces:
     Found         the newest files, how the walk ended
     newest_files  run rg, keep the ``capacity`` newest files
@@ -31,8 +36,9 @@ from toolbound.bounds import is_binary_file
 from toolbound.bounds.binary import BINARY_EXTENSIONS
 from toolbound.limits import Limits
 from toolbound.search.ranking import NewestFiles
-from toolbound.search.rg import RgOutcome, run_rg
+from toolbound.search.rg import RgOutcome, base_args, run_rg
 from toolbound.search.scope import Scope, mtime_ns, split_nul
+from toolbound.search.select import NO_SELECTION, FileSelection, is_dot_file
 from toolbound.tools import ToolContext
 
 
@@ -61,38 +67,75 @@ async def newest_files(
     ctx: ToolContext,
     capacity: int,
     deadline: float,
+    selection: FileSelection = NO_SELECTION,
     sniff: Sniff = "none",
 ) -> Found:
     """Run ``rg ARGS --null -- TARGET`` and keep the ``capacity`` newest printed files.
 
+    Only files ``selection`` keeps are ranked (its flags are added to ARGS).
     ``sniff`` skips binary files as they would enter the heap: by extension
     only, or by extension and content.
     """
     heap = NewestFiles(capacity)
     cwd = os.fsencode(scope.cwd)
     limits = ctx.limits
+    held: list[bytes] = []
+    hold = selection.holds_dot_files
+    keeps = selection.keeps
+    cwd_fd = os.open(scope.cwd, os.O_RDONLY | os.O_DIRECTORY)
+
+    def offer(printed: bytes) -> None:
+        mtime = mtime_ns(cwd_fd, printed)
+        if mtime is None or not heap.would_keep(mtime, printed):
+            return
+        if sniff != "none" and _binary_extension(printed):
+            return
+        if sniff == "content" and is_binary_file(os.fsdecode(cwd + b"/" + printed), limits=limits):
+            return
+        heap.add(mtime, printed)
 
     def consume(stream: IO[bytes]) -> None:
         for printed in split_nul(stream):
-            mtime = mtime_ns(cwd, printed)
-            if mtime is None or not heap.would_keep(mtime, printed):
+            if not keeps(printed):
                 continue
-            if sniff != "none" and _binary_extension(printed):
+            if hold and is_dot_file(printed):
+                held.append(printed)
                 continue
-            if sniff == "content" and is_binary_file(
-                os.fsdecode(cwd + b"/" + printed), limits=limits
-            ):
-                continue
-            heap.add(mtime, printed)
+            offer(printed)
 
-    outcome = await run_rg(
-        [*args, "--null", "--", scope.target],
-        cwd=scope.cwd,
-        consume=consume,
-        deadline=deadline,
-        abort=ctx.abort,
-        grace_s=ctx.limits.kill_grace_s,
-    )
+    def confirm(stream: IO[bytes]) -> None:
+        waiting = set(held)
+        for printed in split_nul(stream):
+            if printed in waiting:
+                offer(printed)
+
+    try:
+        outcome = await run_rg(
+            [*args, *selection.rg_args(), "--null", "--", scope.target],
+            cwd=scope.cwd,
+            consume=consume,
+            deadline=deadline,
+            abort=ctx.abort,
+            grace_s=ctx.limits.kill_grace_s,
+        )
+        if held and outcome.stopped is None and outcome.returncode != 2:
+            await run_rg(
+                [
+                    *base_args(explicit_path=scope.explicit),
+                    "--files",
+                    *selection.confirm_args(),
+                    "--null",
+                    "--",
+                    scope.target,
+                ],
+                cwd=scope.cwd,
+                consume=confirm,
+                deadline=deadline,
+                abort=ctx.abort,
+                grace_s=ctx.limits.kill_grace_s,
+            )
+    finally:
+        os.close(cwd_fd)
     return Found(heap.ranked(), outcome, overflowed=heap.overflowed)
 
 
