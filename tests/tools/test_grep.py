@@ -259,6 +259,39 @@ async def test_a_line_far_longer_than_the_budget_costs_one_clipped_entry(
     ]
 
 
+async def test_a_match_deep_in_a_giant_minified_line_is_shown(host: ToolHost, ws: Path) -> None:
+    # A 9.6 MB one-line bundle matched at character 600,000: the window holds
+    # the match, a quarter of the clip before it.
+    limit = DEFAULT_LIMITS.max_line_chars
+    line = "var a=1;" * 75_000 + "needle()" + "b=2;" * 2_250_000
+    write(ws, "bundle.min.js", line + "\n")
+    at = line.index("needle")
+    assert at == 600_000
+    assert await grep(host, pattern="needle") == {
+        "matches": [m("bundle.min.js", 1, line[at - limit // 4 : at - limit // 4 + limit])],
+        "count": 1,
+        "files": 1,
+        "truncated": False,
+        "notice": f"1 line was clipped at {limit} characters.",
+    }
+
+
+async def test_the_match_window_is_cut_on_characters_and_ends_with_the_line(
+    host: ToolHost, ws: Path
+) -> None:
+    limit = DEFAULT_LIMITS.max_line_chars
+    middle = "\u00e9" * 50_000 + "needle" + "\u20ac" * 50_000
+    late = "\u00e9" * 50_000 + "needle" + "\u20ac" * 10
+    early = "x" * 100 + "needle" + "y" * 5_000
+    write(ws, "w.txt", "\n".join([middle, late, early]) + "\n")
+    at = 50_000
+    assert [e["text"] for e in (await grep(host, pattern="needle"))["matches"]] == [
+        middle[at - limit // 4 : at - limit // 4 + limit],
+        late[-limit:],
+        early[:limit],
+    ]
+
+
 async def test_the_page_stops_at_the_byte_budget_and_the_next_page_continues(
     host: ToolHost, ws: Path
 ) -> None:
