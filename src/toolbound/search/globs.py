@@ -44,6 +44,10 @@ _RECURSIVE_SUFFIX = "/.*"
 _RECURSIVE_MIDDLE = "(?:/|/.*/)"
 
 
+# Bodies that match every file path: `**`, and `*` / `**/*` (a name at any depth).
+_EVERYTHING = {".*", _RECURSIVE_PREFIX + _STAR}
+
+
 class _GlobSyntaxError(Exception):
     pass
 
@@ -56,13 +60,19 @@ class PathGlob:
     leading ``./``). ``negated`` globs select the files they do *not* match.
     ``basename`` is a glob for the file name alone that every matching path
     satisfies (``*.ts`` for ``src/**/*.ts``), or None: rg can narrow a walk by
-    it as a file type, which reads no ignore rule differently.
+    it as a file type, which reads no ignore rule differently. ``by_name``
+    is true when that test is the whole glob (``*.py``); ``everything`` when
+    the glob matches every file (``*``, ``**``, ``**/*``).
     """
 
     pattern: str
     regex: re.Pattern[bytes] | None
     negated: bool
     basename: str | None
+    by_name: bool = False
+    everything: bool = False
+    # The same test on a path as rg prints it under a `.` target ("./src/x").
+    printed: re.Pattern[bytes] | None = None
 
     def matches(self, rel: bytes) -> bool:
         if self.regex is None:
@@ -281,10 +291,17 @@ def compile_glob(pattern: str, *, argument: str) -> PathGlob | None:
             f"Invalid glob: error parsing glob '{pattern}': {err}\nFix `{argument}` "
             "(e.g. `**/*.py`) and call again.",
         ) from None
-    regex = None if only_dir else re.compile(body.encode("latin-1"), re.DOTALL)
+    if only_dir:
+        return PathGlob(pattern=pattern, regex=None, negated=negated, basename=None)
+    source = body.encode("latin-1")
+    basename = _basename(actual)
     return PathGlob(
         pattern=pattern,
-        regex=regex,
+        regex=re.compile(source, re.DOTALL),
         negated=negated,
-        basename=None if only_dir else _basename(actual),
+        basename=basename,
+        # `**/NAME` with NAME unable to match a `/`: the file-name test is exact.
+        by_name=basename is not None and actual == f"**/{basename}" and "[" not in basename,
+        everything=body in _EVERYTHING,
+        printed=re.compile(rb"\./(?:" + source + rb")", re.DOTALL),
     )

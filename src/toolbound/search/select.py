@@ -16,11 +16,13 @@ runs only when one matched.
 
 Pieces:
     FileSelection     the filter: the rg flags that narrow the walk, the exact test
+    is_dot_file       rg's hidden test on a printed path
     NO_SELECTION      every file the walk lists
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from toolbound.search.globs import PathGlob, compile_glob
@@ -71,15 +73,28 @@ class FileSelection:
         """True when rg is narrowed by a type, so a dot file it prints needs confirming."""
         return bool(self.type_name) or self._glob_type is not None
 
-    def keeps(self, printed: bytes) -> bool:
-        """The exact test on a path rg printed (``./``-relative to the searched folder)."""
+    def printed_test(self) -> Callable[[bytes], object] | None:
+        """The exact test on a path rg printed under a ``.`` target (``./src/x``).
+
+        None when rg's own narrowing already is the test: no glob, a negated
+        one (rg applies it), one matching every file, or one on the file name
+        alone that rg was given as a type.
+        """
         g = self.glob
         if g is None or g.negated:
-            return True
-        return g.matches(printed.removeprefix(b"./"))
+            return None
+        if g.printed is None:
+            return _nothing
+        if g.everything or (g.by_name and self._glob_type is not None):
+            return None
+        return g.printed.fullmatch
 
 
 NO_SELECTION = FileSelection()
+
+
+def _nothing(printed: bytes) -> bool:
+    return False  # a folders-only glob (`build/`) names no file
 
 
 def is_dot_file(printed: bytes) -> bool:
