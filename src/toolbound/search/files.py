@@ -82,17 +82,17 @@ async def newest_files(
     held: list[bytes] = []
     hold = selection.holds_dot_files
     test = selection.printed_test()
-    cwd_fd = os.open(scope.cwd, os.O_RDONLY | os.O_DIRECTORY)
 
-    def offer(batch: list[bytes]) -> None:
+    def offer(batch: list[bytes], cwd_fd: int | None) -> None:
         # The per-file loop of every walk: locals only, no call it can spare.
         # A stat relative to the held folder descriptor resolves only the
         # file's own components: about 20% less per stat than the absolute
         # path on the 100k-file bench tree.
         would_keep, add, stat = heap.would_keep, heap.add, os.stat
+        prefix = b"" if cwd_fd is not None else cwd + b"/"
         for printed in batch:
             try:
-                mtime = stat(printed, dir_fd=cwd_fd).st_mtime_ns
+                mtime = stat(prefix + printed, dir_fd=cwd_fd).st_mtime_ns
             except OSError:
                 continue  # gone since rg listed it
             if not would_keep(mtime, printed):
@@ -106,47 +106,64 @@ async def newest_files(
             add(mtime, printed)
 
     def consume(stream: IO[bytes]) -> None:
-        for batch in split_nul(stream):
-            if test is not None:
-                batch = [p for p in batch if test(p)]
-            if hold and any(b"/." in p for p in batch):
-                held.extend(p for p in batch if is_dot_file(p))
-                batch = [p for p in batch if not is_dot_file(p)]
-            offer(batch)
+        with _Folder(cwd) as cwd_fd:
+            for batch in split_nul(stream):
+                if test is not None:
+                    batch = [p for p in batch if test(p)]
+                if hold and any(b"/." in p for p in batch):
+                    held.extend(p for p in batch if is_dot_file(p))
+                    batch = [p for p in batch if not is_dot_file(p)]
+                offer(batch, cwd_fd)
 
     def confirm(stream: IO[bytes]) -> None:
         waiting = set(held)
-        for batch in split_nul(stream):
-            offer([p for p in batch if p in waiting])
+        with _Folder(cwd) as cwd_fd:
+            for batch in split_nul(stream):
+                offer([p for p in batch if p in waiting], cwd_fd)
 
-    try:
-        outcome = await run_rg(
-            [*args, *selection.rg_args(), "--null", "--", scope.target],
+    outcome = await run_rg(
+        [*args, *selection.rg_args(), "--null", "--", scope.target],
+        cwd=scope.cwd,
+        consume=consume,
+        deadline=deadline,
+        abort=ctx.abort,
+        grace_s=ctx.limits.kill_grace_s,
+    )
+    if held and outcome.stopped is None and outcome.returncode != 2:
+        await run_rg(
+            [
+                *base_args(explicit_path=scope.explicit),
+                "--files",
+                *selection.confirm_args(),
+                "--null",
+                "--",
+                scope.target,
+            ],
             cwd=scope.cwd,
-            consume=consume,
+            consume=confirm,
             deadline=deadline,
             abort=ctx.abort,
             grace_s=ctx.limits.kill_grace_s,
         )
-        if held and outcome.stopped is None and outcome.returncode != 2:
-            await run_rg(
-                [
-                    *base_args(explicit_path=scope.explicit),
-                    "--files",
-                    *selection.confirm_args(),
-                    "--null",
-                    "--",
-                    scope.target,
-                ],
-                cwd=scope.cwd,
-                consume=confirm,
-                deadline=deadline,
-                abort=ctx.abort,
-                grace_s=ctx.limits.kill_grace_s,
-            )
-    finally:
-        os.close(cwd_fd)
     return Found(heap.ranked(), outcome, overflowed=heap.overflowed)
+
+
+class _Folder:
+    """An open descriptor of the searched folder (None if it cannot be opened)."""
+
+    def __init__(self, path: bytes) -> None:
+        self.path = path
+
+    def __enter__(self) -> int | None:
+        try:
+            self.fd: int | None = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            self.fd = None  # stat by absolute path instead
+        return self.fd
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
 
 
 class TextFiles:
