@@ -44,6 +44,7 @@ Pieces:
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable
 from typing import IO, TypeVar
@@ -234,22 +235,17 @@ async def run(args: GrepArgs, ctx: ToolContext) -> WireModel:
     page = min(head, limits.search.max_lines)
     want = args.offset + page + 1
     selection = _selection(args, scope)
-    walk = [
+    walk_args = [
         *base_args(explicit_path=scope.explicit),
         "--files-with-matches",
         *_match_args(args),
     ]
+    walk = functools.partial(
+        newest_files, walk_args, scope=scope, ctx=ctx, capacity=want, selection=selection
+    )
     # Binary files by extension are dropped during the walk, by content only
     # as the page needs them; see TextFiles for when the walk runs again.
-    found = await newest_files(
-        walk,
-        scope=scope,
-        ctx=ctx,
-        capacity=want,
-        deadline=deadline,
-        selection=selection,
-        sniff="extension",
-    )
+    found = await walk(deadline=deadline, sniff="extension")
     raise_if_fatal(found.outcome, regex_arg="pattern", glob_arg="glob")
     if found.outcome.stopped == "timeout":
         # The walk used up the time; the page is still read from what it found.
@@ -258,15 +254,7 @@ async def run(args: GrepArgs, ctx: ToolContext) -> WireModel:
     result = await _result(args, ctx, scope, files, page, want, deadline)
     if not files.incomplete:
         return result
-    found = await newest_files(
-        walk,
-        scope=scope,
-        ctx=ctx,
-        capacity=want,
-        deadline=deadline,
-        selection=selection,
-        sniff="content",
-    )
+    found = await walk(deadline=deadline, sniff="content")
     files = TextFiles(found, scope.cwd, limits, sniffed=True)
     return await _result(args, ctx, scope, files, page, want, deadline)
 
