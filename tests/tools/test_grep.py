@@ -498,6 +498,8 @@ async def test_a_file_name_that_is_not_utf8_is_shown_with_its_bad_bytes_escaped(
         shown,
     ]
     assert real_name(shown) == b"d/caf\xe9\\x.txt"
+    # Read takes the shown name back (paths.Roots.resolve undoes the escape).
+    assert (await host.call("Read", {"path": shown}))["content"] == "hit\n"
     json.dumps(shown, ensure_ascii=False).encode("utf-8")  # no lone surrogate in it
 
 
