@@ -200,7 +200,10 @@ def payload_text(name: str, result: dict[str, Any]) -> str:
         return _lines_text(result["matches"], notice, empty="No files matched.")
     if name == "Grep":
         if "matches" in result:
-            lines = [f"{m['path']}:{m['line']}:{m['text']}" for m in result["matches"]]
+            lines = [
+                f"{m['path']}{(s := '-' if m.get('context') else ':')}{m['line']}{s}{m['text']}"
+                for m in result["matches"]
+            ]
         elif "files" in result:
             lines = list(result["files"])
         else:

@@ -97,6 +97,8 @@ class GrepMatch(WireModel):
     path: str
     line: int
     text: str
+    # True on a before/after line; absent on a match.
+    context: bool | None = _optional()
 
 
 class GrepContentResult(WireModel):
