@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test serve lint typecheck unit bench clean browser
+.PHONY: test serve lint typecheck unit bench clean browser bubblewrap
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "toolbound needs Python 3.11 or newer")'
@@ -22,25 +22,37 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP) browser
+unit: $(STAMP) browser bubblewrap
 	$(BIN)/pytest
 
-# The web view's browser tests drive Debian's chromium (playwright cannot
-# download its own browsers here). Quiet when it is already installed.
-CHROMIUM := /usr/bin/chromium
-browser:
-	@if [ ! -x $(CHROMIUM) ]; then \
+# A Debian package the tests need: installed with apt-get when missing and
+# running as root, else the one command to run. Quiet when already there.
+# $(call debian_package,BINARY,PACKAGE,WHO NEEDS IT)
+define debian_package
+	@if [ ! -x $(1) ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing Debian's chromium for the browser tests"; \
+	    echo "installing Debian's $(2) for $(3)"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-	      --no-install-recommends chromium >/dev/null || exit 1; \
+	      --no-install-recommends $(2) >/dev/null || exit 1; \
 	  else \
-	    echo "The browser tests need Chromium; run: sudo apt-get install -y chromium" >&2; \
+	    echo "$(3) need $(2); run: sudo apt-get install -y $(2)" >&2; \
 	    exit 1; \
 	  fi; \
 	fi
+endef
 
-test: browser lint typecheck unit
+# The web view's browser tests drive Debian's chromium (playwright cannot
+# download its own browsers here).
+CHROMIUM := /usr/bin/chromium
+browser:
+	$(call debian_package,$(CHROMIUM),chromium,the browser tests)
+
+# The Bash sandbox (--sandbox) runs commands under bubblewrap.
+BWRAP := /usr/bin/bwrap
+bubblewrap:
+	$(call debian_package,$(BWRAP),bubblewrap,the sandbox tests)
+
+test: browser bubblewrap lint typecheck unit
 
 serve: $(STAMP)
 	$(BIN)/toolbound serve --workspace .

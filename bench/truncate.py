@@ -6,17 +6,19 @@ truncation that hands text to a model must do. Both run side by side in one
 process, interleaved, so machine noise hits them alike. Goal: ratio under 3x.
 
 Inputs: many lines (80-byte lines), many lines of mixed UTF-8, and one giant
-line; both ends (stdout keeps its head, stderr its tail).
+line; both ends (stdout keeps its head, stderr its tail). numpy is loaded
+first, as in a host (which starts its import when it starts).
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable
 
 from toolbound import DEFAULT_LIMITS, truncate_to
-from toolbound.bounds import count_lines
+from toolbound.bounds import count_lines, newlines
 
 CAPTURE = DEFAULT_LIMITS.capture_max_bytes
 BUDGET = DEFAULT_LIMITS.shell_stdout
@@ -41,7 +43,10 @@ def _median_us(fn: Callable[[], object], rounds: int) -> float:
 
 
 def main() -> None:
+    assert newlines.wait_loaded(30), "numpy could not be imported"
     print(f"truncate_to vs slice+decode on {CAPTURE // 1024} KB, budget {BUDGET.label}")
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"load average {load} (1, 5, 15 min); medians of interleaved rounds")
     print(f"{'input':<20} {'end':<5} {'truncate_to µs':>15} {'slice µs':>10} {'ratio':>7}")
     inputs = _inputs()
     totals = {id(d): count_lines(d) for d in inputs.values()}

@@ -126,6 +126,7 @@ def test_error_result_shape_and_codes() -> None:
             "TOOL_INVALID_ARGUMENT",
             "TOOL_INVALID_PATTERN",
             "TOOL_UNKNOWN",
+            "TOOL_SANDBOX_UNAVAILABLE",
         ]
     )
 

@@ -6,6 +6,7 @@ The public surface; everything else is internal.
 from toolbound.bounds import Cut, truncate_to
 from toolbound.host import ToolHost
 from toolbound.limits import DEFAULT_LIMITS, Budget, Limits
+from toolbound.model_text import model_text
 from toolbound.results import ErrorCode, ToolError
 from toolbound.store import SessionStore, estimate_tokens
 from toolbound.tooldefs import builtin_tool_defs
@@ -21,6 +22,7 @@ __all__ = [
     "ToolHost",
     "builtin_tool_defs",
     "estimate_tokens",
+    "model_text",
     "truncate_to",
 ]
 

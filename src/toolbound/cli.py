@@ -58,6 +58,21 @@ def _add_places(p: argparse.ArgumentParser, *, workspace: bool = True) -> None:
         )
 
 
+def _add_sandbox(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--sandbox",
+        choices=["off", "read-only", "workspace-write"],
+        default="off",
+        help="where Bash commands may write (default: off, unconfined)",
+    )
+    p.add_argument(
+        "--no-network",
+        dest="network",
+        action="store_false",
+        help="Bash commands get no network but their own loopback",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolbound", description="A tool host for AI coding agents, with bounded results."
@@ -70,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_places(call)
     call.add_argument("--session", default=CLI_SESSION, help="session id")
     call.add_argument("--events", action="store_true", help="print JSON Lines events")
+    _add_sandbox(call)
 
     serve = sub.add_parser(
         "serve",
@@ -90,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
         "reach it and holds the token runs Bash)",
     )
     _add_places(serve)
+    _add_sandbox(serve)
 
     tools = sub.add_parser("tools", help="print the tool definitions")
     tools.add_argument("--format", choices=["anthropic", "openai", "mcp"], default="anthropic")
@@ -147,6 +164,8 @@ async def _call(ns: argparse.Namespace, args: Any) -> int:
         data_dir=ns.data_dir,
         session_id=ns.session,
         allow_external=ns.allow_external,
+        sandbox=ns.sandbox,
+        network=ns.network,
     ) as host:
         result: dict[str, Any] = {}
         async for event in host.stream(ns.tool, args):
@@ -242,6 +261,8 @@ def _serve(ns: argparse.Namespace) -> int:
         data_dir=Path(ns.data_dir) if ns.data_dir is not None else None,
         allow_external=tuple(Path(d) for d in ns.allow_external),
         token=os.environ.get(TOKEN_ENV) or None,
+        sandbox=ns.sandbox,
+        network=ns.network,
     )
     try:
         return serve(options)

@@ -35,6 +35,8 @@ from types import TracebackType
 from typing import Any
 
 from toolbound.arguments import parse_args
+from toolbound.bounds import newlines
+from toolbound.exec.sandbox import SandboxPolicy
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.paths import Roots, default_data_dir, path_error
 from toolbound.results import (
@@ -142,6 +144,10 @@ class ToolHost:
     ``call`` returns the result as a plain dict (a tool error is a result,
     ``{"error": {"code", "message"}}``, never an exception); ``stream`` yields
     the chunk events and then the one result event.
+
+    ``sandbox`` (``"off"``, ``"read-only"``, ``"workspace-write"``) and
+    ``network`` confine Bash commands (``toolbound.exec.sandbox``); a sandbox
+    that cannot be built makes every Bash call ``TOOL_SANDBOX_UNAVAILABLE``.
     """
 
     def __init__(
@@ -152,8 +158,12 @@ class ToolHost:
         allow_external: Iterable[str | Path] = (),
         *,
         limits: Limits = DEFAULT_LIMITS,
+        sandbox: str = "off",
+        network: bool = True,
     ) -> None:
         self.limits = limits
+        # Resolved once: bwrap found (or not) now, so a call never probes PATH.
+        self.sandbox = SandboxPolicy.create(sandbox, network=network)
         self.workspace = Path(workspace).resolve()
         if not self.workspace.is_dir():
             raise ValueError(f"workspace {workspace} is not a directory")
@@ -170,6 +180,7 @@ class ToolHost:
         self.observers: list[CallObserver] = []
 
     async def __aenter__(self) -> ToolHost:
+        newlines.preload()  # numpy's import, off every call's path
         self._live.acquire()
         self._store, self._recorder = await asyncio.to_thread(self._open_store)
         is_ended = self._store.is_ended if self._store is not None else (lambda _sid: False)
@@ -252,6 +263,7 @@ class ToolHost:
             tool_call_id=call_id,
             emit=sink.chunk,
             abort=asyncio.Event(),
+            sandbox=self.sandbox,
         )
         self._notify(
             {

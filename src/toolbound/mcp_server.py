@@ -66,6 +66,7 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolbound import __version__
+from toolbound.exec.sandbox import SandboxPolicy, describe
 from toolbound.host import ToolHost
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.results import (
@@ -110,6 +111,8 @@ class ServeOptions:
     limits: Limits = DEFAULT_LIMITS
     # The bearer token of /mcp and the web view (HTTP only); None draws a random one.
     token: str | None = None
+    sandbox: str = "off"
+    network: bool = True
 
 
 # --- tool definitions ---------------------------------------------------------
@@ -197,7 +200,10 @@ def payload_text(name: str, result: dict[str, Any]) -> str:
         return _lines_text(result["matches"], notice, empty="No files matched.")
     if name == "Grep":
         if "matches" in result:
-            lines = [f"{m['path']}:{m['line']}:{m['text']}" for m in result["matches"]]
+            lines = [
+                f"{m['path']}{(s := '-' if m.get('context') else ':')}{m['line']}{s}{m['text']}"
+                for m in result["matches"]
+            ]
         elif "files" in result:
             lines = list(result["files"])
         else:
@@ -313,6 +319,8 @@ class Sessions:
             session_id=sid,
             allow_external=opts.allow_external,
             limits=opts.limits,
+            sandbox=opts.sandbox,
+            network=opts.network,
         )
         await host.__aenter__()
         self._hosts[sid] = host
@@ -490,6 +498,11 @@ def _announce(text: str) -> None:
     sys.stderr.flush()
 
 
+def _sandbox_line(options: ServeOptions) -> str:
+    """The Bash sandbox in force (or why the requested one is not), for stderr."""
+    return describe(SandboxPolicy.create(options.sandbox, network=options.network))
+
+
 async def _end_then_die(sessions: Sessions, signum: int) -> None:
     """On SIGTERM/SIGINT: stop every running process tree and remove the scratch dirs,
     then die of the signal.
@@ -506,6 +519,7 @@ async def _end_then_die(sessions: Sessions, signum: int) -> None:
 
 async def serve_stdio(options: ServeOptions) -> None:
     """Serve over stdin/stdout until stdin closes or SIGTERM/SIGINT arrives."""
+    _announce(_sandbox_line(options))
     sessions = Sessions(options)
     server = build_server(sessions)
     async with anyio.create_task_group() as tg:
@@ -567,6 +581,7 @@ async def serve_http(options: ServeOptions, host: str, port: int) -> None:
     )
     _announce(f"web view on {web.url(bound_host, bound_port)}")
     _announce(f"MCP clients send the header 'Authorization: Bearer {web.token}'")
+    _announce(_sandbox_line(options))
     try:
         await uvicorn.Server(config).serve(sockets=[sock])
     finally:

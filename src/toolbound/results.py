@@ -34,6 +34,7 @@ class ErrorCode(StrEnum):
     INVALID_ARGUMENT = "TOOL_INVALID_ARGUMENT"
     INVALID_PATTERN = "TOOL_INVALID_PATTERN"
     UNKNOWN = "TOOL_UNKNOWN"
+    SANDBOX_UNAVAILABLE = "TOOL_SANDBOX_UNAVAILABLE"
 
 
 class ToolError(Exception):
@@ -96,6 +97,8 @@ class GrepMatch(WireModel):
     path: str
     line: int
     text: str
+    # True on a before/after line; absent on a match.
+    context: bool | None = _optional()
 
 
 class GrepContentResult(WireModel):

@@ -10,7 +10,7 @@ so a sweep in another process never removes a live session's dir.
 
 Pieces:
     check_session_id  refuse ids that are not one safe path component
-    Scratch           one session's scratch dir: spill(), remove()
+    Scratch           one session's scratch dir: spill(), ensure(), remove()
     LiveLock          the lock a live host holds
     sweep             remove ended and stale sessions' dirs, never a live one's
 """
@@ -68,6 +68,17 @@ class Scratch:
         self.spill_dir = self.dir / "tool-output"
         self._seq = itertools.count()
         self._lock = threading.Lock()
+
+    def ensure(self) -> bool:
+        """Create this session's scratch dir (0700) if missing; False if it cannot exist.
+        The Bash sandbox calls it: a folder must exist to be made writable."""
+        if self.dir.is_dir():
+            return True
+        try:
+            _mkdir_private(self.dir, below=self.data_dir)
+        except OSError:
+            return False
+        return True
 
     def spill(self, label: str, data: bytes) -> Path | None:
         """Write ``data`` to a new private spill file; None if that failed."""

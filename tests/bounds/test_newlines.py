@@ -8,12 +8,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from toolbound.bounds import newlines
 from toolbound.bounds.newlines import (
+    FLAG_SPAN_BYTES,
     NUMPY_MIN_BYTES,
     count_newlines,
     nth_newline,
     nth_newline_from_end,
 )
+
+
+@pytest.fixture(params=["numpy", "bytes.count"], autouse=True)
+def counter(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every answer must be the same with numpy loaded and before it is."""
+    assert newlines.wait_loaded(60), "numpy could not be imported"
+    if request.param == "bytes.count":
+        monkeypatch.setattr(newlines, "_np", None)
+    return str(request.param)
 
 
 def _positions(buf: bytes, start: int, end: int) -> list[int]:
@@ -26,7 +37,8 @@ def _buffer(size: int, seed: int) -> bytes:
 
 
 @pytest.mark.parametrize(
-    "size", [0, 100, NUMPY_MIN_BYTES - 1, NUMPY_MIN_BYTES, 3 * NUMPY_MIN_BYTES]
+    "size",
+    [0, 100, NUMPY_MIN_BYTES - 1, NUMPY_MIN_BYTES, 3 * NUMPY_MIN_BYTES, 2 * FLAG_SPAN_BYTES + 7],
 )
 def test_count_newlines_agrees_with_bytes_count_on_every_span(size: int) -> None:
     buf = _buffer(size, size)

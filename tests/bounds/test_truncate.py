@@ -64,6 +64,47 @@ def test_single_giant_line_in_a_tail_cut_keeps_its_suffix() -> None:
     assert cut.marker.startswith("[truncated: no complete line fits the 1KB limit; kept ")
 
 
+def test_a_giant_first_line_past_what_is_held_is_named_by_its_real_size() -> None:
+    # What a capture holds of `print("x" * 4200000); print("done")`: its first 512 KB.
+    cut = truncate_to(
+        b"x" * 524288,
+        max_bytes=96 * 1024,
+        max_lines=4000,
+        keep="head",
+        total_bytes=4_200_006,
+        total_lines=2,
+        edge_line_bytes=4_200_000,
+        spill_path=SPILL,
+    )
+    assert cut.payload == "x" * 98304 + (
+        "\n[truncated: no complete line fits the 96KB limit; kept 98304 bytes of a single "
+        f"4200000-byte line. Full output saved to {SPILL} — Grep it, or Read it with "
+        "offset/limit.]"
+    )
+
+
+def test_a_giant_last_line_past_what_is_held_is_named_by_its_real_size() -> None:
+    cut = truncate_to(
+        b"y" * 524287 + b"\n",
+        max_bytes=96 * 1024,
+        max_lines=4000,
+        keep="tail",
+        total_bytes=4_200_014,
+        total_lines=3,
+        edge_line_bytes=4_200_000,
+    )
+    assert cut.payload == (
+        "[truncated: no complete line fits the 96KB limit; kept 98304 bytes of a single "
+        "4200000-byte line. Narrow the request to see more.]\n" + "y" * 98303 + "\n"
+    )
+
+
+def test_a_giant_line_held_whole_is_sized_without_its_newline() -> None:
+    head = truncate_to("x" * 5000 + "\nok\n", max_bytes=1024, max_lines=10, keep="head")
+    tail = truncate_to("ok\n" + "y" * 5000 + "\n", max_bytes=1024, max_lines=10, keep="tail")
+    assert (head.single_line_bytes, tail.single_line_bytes) == (5000, 5000)
+
+
 def test_nothing_cut_means_no_marker_and_the_text_unchanged() -> None:
     cut = truncate_to("a\nb\n", max_bytes=1024, max_lines=10, keep="head")
     assert (cut.truncated, cut.marker, cut.payload, cut.fired) == (False, None, "a\nb\n", None)

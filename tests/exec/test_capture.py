@@ -25,6 +25,16 @@ def last(data: bytes, max_bytes: int, max_lines: int) -> bytes:
     return b"".join(lines[-max_lines:])
 
 
+def first_line(data: bytes) -> int:
+    """Reference: the size of the stream's first line, its newline not counted."""
+    return len(data.split(b"\n", 1)[0])
+
+
+def last_line(data: bytes) -> int:
+    """Reference: the size of the stream's last line, its newline not counted."""
+    return len(data.removesuffix(b"\n").rsplit(b"\n", 1)[-1])
+
+
 def chunked(data: bytes, cuts: list[int]) -> list[bytes]:
     points = sorted({c % (len(data) + 1) for c in cuts} | {0, len(data)})
     return [data[a:b] for a, b in itertools.pairwise(points)]
@@ -48,7 +58,9 @@ def test_head_capture_keeps_the_first_bytes_and_lines_and_counts_everything(
     capture = HeadCapture(max_bytes=max_bytes, max_lines=max_lines)
     fed = b"".join(capture.feed(chunk) for chunk in chunked(data, cuts))
     kept = first(data, max_bytes, max_lines)
-    assert capture.finish() == Captured(kept, "head", len(data), count_lines(data))
+    assert capture.finish() == Captured(
+        kept, "head", len(data), count_lines(data), first_line(data)
+    )
     # What feed returned (the live chunks) is exactly what was kept.
     assert fed == kept
 
@@ -67,7 +79,7 @@ def test_tail_capture_keeps_the_last_bytes_and_lines_and_counts_everything(
     for chunk in chunked(data, cuts):
         capture.feed(chunk)
     assert capture.finish() == Captured(
-        last(data, max_bytes, max_lines), "tail", len(data), count_lines(data)
+        last(data, max_bytes, max_lines), "tail", len(data), count_lines(data), last_line(data)
     )
 
 
@@ -86,3 +98,22 @@ def test_invalid_bytes_count_what_a_decoder_rejects_but_not_a_character_the_ring
     head = HeadCapture(max_bytes=100, max_lines=10)
     head.feed(b"\xef\xbf\xbd genuine, \xc3 cut, \xff bad\n")
     assert head.finish().invalid_bytes == 2
+
+
+def test_the_first_line_is_measured_whole_past_the_capture_ceiling() -> None:
+    capture = HeadCapture(max_bytes=1000, max_lines=10)
+    for _ in range(5000):
+        capture.feed(b"x" * 840)
+    capture.feed(b"x" * 1000 + b"\ndone\n")
+    held = capture.finish()
+    assert (len(held.data), held.edge_line_bytes, held.total_lines) == (1000, 4_201_000, 2)
+
+
+def test_the_last_line_is_measured_whole_past_the_ring() -> None:
+    capture = TailCapture(max_bytes=1000, max_lines=10)
+    capture.feed(b"first\nsecond\n")
+    for _ in range(5000):
+        capture.feed(b"y" * 840)
+    capture.feed(b"\n")
+    held = capture.finish()
+    assert (len(held.data), held.edge_line_bytes, held.total_lines) == (1000, 4_200_000, 3)

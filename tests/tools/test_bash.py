@@ -1,4 +1,9 @@
-"""The Bash tool through ToolHost.call/stream and the CLI: streams, bounds, timeouts, trees."""
+"""The Bash tool through ToolHost.call/stream and the CLI: streams, bounds, timeouts, trees.
+
+Every test runs twice: unconfined (``off``) and inside the ``workspace-write``
+sandbox, where the same behaviour must hold (tests/tools/test_sandbox.py has
+what only the sandbox does).
+"""
 
 from __future__ import annotations
 
@@ -26,11 +31,16 @@ LIMITS = DEFAULT_LIMITS.replace(kill_grace_s=0.3)
 CALL_BOUND_S = 20.0
 
 
+@pytest.fixture(params=["off", "workspace-write"])
+def sandbox(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture
-async def host(tmp_path: Path) -> AsyncIterator[ToolHost]:
+async def host(tmp_path: Path, sandbox: str) -> AsyncIterator[ToolHost]:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    async with ToolHost(workspace, tmp_path / "data", "s1", limits=LIMITS) as h:
+    async with ToolHost(workspace, tmp_path / "data", "s1", limits=LIMITS, sandbox=sandbox) as h:
         yield h
 
 
@@ -49,13 +59,52 @@ def seq_text(first: int, last: int) -> str:
     return "".join(f"{i}\n" for i in range(first, last + 1))
 
 
-def is_gone(pid: int) -> bool:
-    """True once ``pid`` no longer exists (a zombie still does: it was not reaped)."""
+def is_gone(host: ToolHost, pid: int) -> bool:
+    """True once ``pid`` no longer exists (a zombie still does: it was not reaped).
+
+    A sandboxed command prints PIDs of its own PID namespace: then no process
+    in a sandbox of this test process may have that PID there.
+    """
+    if host.sandbox.confined:
+        return pid not in sandboxed_pids()
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return True
     return False
+
+
+def sandboxed_pids() -> set[int]:
+    """The in-namespace PIDs of this process's descendants that live in a PID namespace."""
+    found: set[int] = set()
+    todo = [os.getpid()]
+    seen: set[int] = set()
+    while todo:
+        pid = todo.pop()
+        for task in _listdir(f"/proc/{pid}/task"):
+            for child in _text(f"/proc/{pid}/task/{task}/children").split():
+                if int(child) not in seen:
+                    seen.add(int(child))
+                    todo.append(int(child))
+    for pid in seen:
+        for line in _text(f"/proc/{pid}/status").splitlines():
+            if line.startswith("NSpid:") and len(line.split()) > 2:
+                found.add(int(line.split()[-1]))
+    return found
+
+
+def _listdir(path: str) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
+def _text(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return ""
 
 
 def pids_in(text: str, label: str) -> list[int]:
@@ -128,7 +177,7 @@ async def test_a_chatty_command_is_coalesced_into_few_chunks(host: ToolHost) -> 
     assert len(chunks) < 100
 
 
-def test_cli_prints_chunk_events_then_the_result(tmp_path: Path) -> None:
+def test_cli_prints_chunk_events_then_the_result(tmp_path: Path, sandbox: str) -> None:
     proc = subprocess.run(
         [
             sys.executable,
@@ -142,6 +191,8 @@ def test_cli_prints_chunk_events_then_the_result(tmp_path: Path) -> None:
             str(tmp_path),
             "--data-dir",
             str(tmp_path / "data"),
+            "--sandbox",
+            sandbox,
         ],
         capture_output=True,
         text=True,
@@ -231,11 +282,11 @@ async def test_capture_ceiling_keeps_stdout_head_and_stderr_tail_and_counts_the_
     assert max(len(e["data"].encode()) for e in evs[:-1]) <= LIMITS.chunk_max_bytes
 
 
-async def test_a_failed_spill_drops_only_the_spill_sentence(tmp_path: Path) -> None:
+async def test_a_failed_spill_drops_only_the_spill_sentence(tmp_path: Path, sandbox: str) -> None:
     # Running as root makes chmod no barrier; a data dir below a regular file cannot exist.
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("")
-    async with ToolHost(tmp_path, blocker / "data", "s1", limits=LIMITS) as host:
+    async with ToolHost(tmp_path, blocker / "data", "s1", limits=LIMITS, sandbox=sandbox) as host:
         result = await call(host, {"command": "seq 1 5000"})
     assert clean(result) == {
         **plain(seq_text(1, 4000) + spill_marker("first", 4000, 5000, None)),
@@ -267,7 +318,7 @@ async def test_timeout_stops_the_whole_tree_including_escapees_that_ignore_sigte
         for pid in pids_in(result["stdout"], label)
     ]
     assert len(pids) == 3
-    assert [pid for pid in pids if not is_gone(pid)] == []
+    assert [pid for pid in pids if not is_gone(host, pid)] == []
     assert result["timedOut"] is True
     assert result["exitCode"] is None
     assert result["signal"] == "SIGKILL"
@@ -279,9 +330,9 @@ async def test_timeout_stops_the_whole_tree_including_escapees_that_ignore_sigte
     assert elapsed < 1 + 2 * LIMITS.kill_grace_s + 2
 
 
-async def test_the_default_timeout_comes_from_the_limits(tmp_path: Path) -> None:
+async def test_the_default_timeout_comes_from_the_limits(tmp_path: Path, sandbox: str) -> None:
     limits = LIMITS.replace(bash_timeout_default_s=1.0)
-    async with ToolHost(tmp_path, tmp_path / "data", "s1", limits=limits) as host:
+    async with ToolHost(tmp_path, tmp_path / "data", "s1", limits=limits, sandbox=sandbox) as host:
         result = await call(host, {"command": "echo started; sleep 600"})
     assert clean(result) == {
         **plain("started\n", exit_code=None),
@@ -326,7 +377,7 @@ async def test_host_abort_stops_the_tree_and_marks_the_result_aborted(host: Tool
     result = await asyncio.wait_for(task, CALL_BOUND_S)
     pids = [int(line.split()[1]) for line in result["stdout"].splitlines()]
     assert len(pids) == 3
-    assert [pid for pid in pids if not is_gone(pid)] == []
+    assert [pid for pid in pids if not is_gone(host, pid)] == []
     assert (result["aborted"], result["timedOut"], result["exitCode"]) == (True, False, None)
     assert result["notice"] == "The call was aborted and its whole process tree was stopped."
     assert host.abort("victim") is False
@@ -343,7 +394,7 @@ async def test_cancelling_the_caller_stops_the_tree_before_the_cancellation_goes
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, CALL_BOUND_S)
     [pid] = pids_in("".join(seen), "escapee")
-    assert is_gone(pid)
+    assert is_gone(host, pid)
 
 
 async def test_lingering_descendants_are_stopped_promptly_after_the_shell_exits(
@@ -353,7 +404,7 @@ async def test_lingering_descendants_are_stopped_promptly_after_the_shell_exits(
     result = await call(host, {"command": "sleep 600 & echo $!; echo hi"})
     elapsed = time.monotonic() - started
     pid = int(result["stdout"].split()[0])
-    assert is_gone(pid)
+    assert is_gone(host, pid)
     assert clean(result) == plain(
         f"{pid}\nhi\n",
         notice="The shell exited but 1 process it started kept running; "
@@ -369,7 +420,7 @@ async def test_an_escapee_with_a_cleared_environment_is_found_by_the_pipe_it_hol
     command = "env -i setsid sleep 600 & echo escapee $!"
     result = await call(host, {"command": command})
     [pid] = pids_in(result["stdout"], "escapee")
-    assert is_gone(pid)
+    assert is_gone(host, pid)
     assert result["notice"] == (
         "The shell exited but 1 process it started kept running; stopped 1 lingering process."
     )
@@ -386,10 +437,10 @@ async def test_a_call_stops_only_its_own_tree_not_a_concurrent_one(host: ToolHos
     assert result["notice"] == (
         "The shell exited but 1 process it started kept running; stopped 1 lingering process."
     )
-    assert not is_gone(other_pid)
+    assert not is_gone(host, other_pid)
     host.abort("o")
     await asyncio.wait_for(other, CALL_BOUND_S)
-    assert is_gone(other_pid)
+    assert is_gone(host, other_pid)
 
 
 async def test_the_shell_killed_by_a_signal_reports_the_signal(host: ToolHost) -> None:
@@ -519,8 +570,37 @@ async def test_concurrent_calls_each_stop_exactly_their_own_lingering_processes(
     for i, result in enumerate(results):
         first, second, name = result["stdout"].split()
         assert name == f"call{i}"
-        assert (is_gone(int(first)), is_gone(int(second))) == (True, True)
+        assert (is_gone(host, int(first)), is_gone(host, int(second))) == (True, True)
         assert result["notice"] == (
             "The shell exited but 2 processes it started kept running; "
             "stopped 2 lingering processes."
         )
+
+
+# -- the single-line marker names the real line (issue 11) ---------------------------
+
+
+async def test_a_giant_first_line_is_named_by_its_real_size_past_the_capture(
+    host: ToolHost,
+) -> None:
+    # The seed's own example: the line is far larger than the 512 KB capture.
+    command = f"""{sys.executable} -c 'print("x" * 4200000); print("done")'"""
+    result = await call(host, {"command": command})
+    path = result["spill"]["stdout"]
+    assert result["stdout"] == "x" * 98304 + (
+        "\n[truncated: no complete line fits the 96KB limit; kept 98304 bytes of a single "
+        f"4200000-byte line. Full output saved to {path} — Grep it, or Read it with offset/limit.]"
+    )
+    assert result["totals"] == counts(4_200_006, 2, 0, 0)
+
+
+async def test_a_giant_last_line_of_stderr_is_named_by_its_real_size(host: ToolHost) -> None:
+    script = 'import sys; sys.stderr.write("first\\nsecond\\n" + "y" * 4200000 + "\\n")'
+    result = await call(host, {"command": f"{sys.executable} -c '{script}'"})
+    path = result["spill"]["stderr"]
+    assert result["stderr"] == (
+        "[truncated: no complete line fits the 96KB limit; kept 98304 bytes of a single "
+        f"4200000-byte line. Full output saved to {path} — Grep it, or Read it with "
+        "offset/limit.]\n" + "y" * 98303 + "\n"
+    )
+    assert result["totals"] == counts(0, 0, 4_200_014, 3)

@@ -145,6 +145,18 @@ def _tail_start(data: bytes, max_bytes: int, max_lines: int) -> tuple[int, Fired
     return nl + 1, "bytes", separators
 
 
+def _edge_line(
+    edge_line_bytes: int | None, body_end: int, held_bytes: int, whole_bytes: int, whole_lines: int
+) -> int:
+    """The size of a line that runs through all that is held: the caller's word
+    if it gave one, else the held body, or the stream if it is one line."""
+    if edge_line_bytes is not None:
+        return edge_line_bytes
+    if whole_bytes == held_bytes or whole_lines > 1:
+        return body_end
+    return whole_bytes
+
+
 def truncate_to(
     held: str | bytes,
     *,
@@ -153,6 +165,7 @@ def truncate_to(
     keep: Keep,
     total_bytes: int | None = None,
     total_lines: int | None = None,
+    edge_line_bytes: int | None = None,
     spill_path: str | None = None,
 ) -> Cut:
     """Cut ``held`` to ``max_bytes`` UTF-8 bytes and ``max_lines`` lines, keeping one end.
@@ -160,55 +173,62 @@ def truncate_to(
     ``held`` is what the caller retained of a stream; ``total_bytes`` and
     ``total_lines`` are the whole stream's true size, which may exceed what is
     held (a capture ceiling dropped the rest): the cut is then reported even if
-    ``held`` itself fits. Invalid UTF-8 bytes are replaced with U+FFFD, never
-    raised. ``spill_path`` names a full copy that was actually written.
+    ``held`` itself fits. ``edge_line_bytes`` is the whole size of the stream's
+    first line (head) or last line (tail), its newline not counted, when that
+    line may run past what is held: a single-line marker names it. Invalid
+    UTF-8 bytes are replaced with U+FFFD, never raised. ``spill_path`` names a
+    full copy that was actually written.
     """
     if max_bytes < 4:
         raise ValueError("max_bytes must hold at least one character (4 bytes)")
     if max_lines < 1:
         raise ValueError("max_lines must be at least 1")
     data = held.encode("utf-8", "replace") if isinstance(held, str) else held
-    cut = _cut(data, max_bytes, max_lines, keep, total_bytes, total_lines, spill_path)
+    whole = (total_bytes, total_lines, edge_line_bytes)
+    cut = _cut(data, max_bytes, max_lines, keep, whole, spill_path)
     if cut is None:
         # Replacement characters (3 bytes for each invalid byte) grew the kept
         # part past the budget: cut the repaired text instead.
         repaired = data.decode("utf-8", "replace").encode("utf-8")
-        cut = _cut(repaired, max_bytes, max_lines, keep, total_bytes, total_lines, spill_path)
+        cut = _cut(repaired, max_bytes, max_lines, keep, whole, spill_path)
         assert cut is not None
     return cut
 
 
+# What the caller knows of the whole stream beyond what it held (None: nothing):
+# total_bytes, total_lines, edge_line_bytes.
+_Whole = tuple[int | None, int | None, int | None]
+
+
 def _cut(
-    data: bytes,
-    max_bytes: int,
-    max_lines: int,
-    keep: Keep,
-    total_bytes: int | None,
-    total_lines: int | None,
-    spill_path: str | None,
+    data: bytes, max_bytes: int, max_lines: int, keep: Keep, whole: _Whole, spill_path: str | None
 ) -> Cut | None:
     """Cut raw bytes; None if decoding the kept part grew it past ``max_bytes``."""
+    total_bytes, total_lines, edge_line_bytes = whole
+    # The size of a line too long to fit (its newline not counted), -1 if it
+    # runs through all that is held.
     single_line: int | None = None
+    body_end = len(data)
     if keep == "head":
         end, fired, kept_lines = _head_end(data, max_bytes, max_lines)
         if end == 0 and data:
             # Not one complete line fits: keep a char-safe prefix of the first line.
-            nl = data.find(b"\n")
-            single_line = nl + 1 if nl >= 0 else -1
+            single_line = data.find(b"\n")
             end = _prefix_end(data, max_bytes)
             kept_lines = 1
-        kept_data = data[:end]
+        kept_data = memoryview(data)[:end]
     else:
         start, fired, kept_lines = _tail_start(data, max_bytes, max_lines)
         if start == len(data) and data:
             # Not one complete line fits: keep a char-safe suffix of the last line.
-            body_end = len(data) - 1 if data[-1] == _NL else len(data)
+            body_end -= 1 if data[-1] == _NL else 0
             nl = data.rfind(b"\n", 0, body_end)
-            single_line = len(data) - (nl + 1) if nl >= 0 else -1
+            single_line = body_end - (nl + 1) if nl >= 0 else -1
             start = _suffix_start(data, len(data) - max_bytes)
-        kept_data = data[start:]
+        kept_data = memoryview(data)[start:]
 
-    kept = kept_data.decode("utf-8", "replace")
+    # Decoded straight from the held buffer: no copy of the kept bytes first.
+    kept = str(kept_data, "utf-8", "replace")
     kept_bytes = len(kept_data)
     if "\ufffd" in kept:
         kept_bytes = len(kept.encode("utf-8"))
@@ -226,8 +246,7 @@ def _cut(
     whole_bytes = max(total_bytes if total_bytes is not None else len(data), len(data))
     whole_lines = max(total_lines if total_lines is not None else held_lines, held_lines)
     if single_line == -1:
-        # The line runs through all that is held: its size is known only if it is the stream.
-        single_line = whole_bytes if whole_lines <= 1 else len(data)
+        single_line = _edge_line(edge_line_bytes, body_end, len(data), whole_bytes, whole_lines)
     if fired is None and (whole_bytes > len(data) or whole_lines > held_lines):
         fired = "capture"
     return Cut(

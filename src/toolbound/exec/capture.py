@@ -35,12 +35,18 @@ _NL = 0x0A
 
 @dataclass(frozen=True, slots=True)
 class Captured:
-    """What a capture kept (``data``, exact bytes) and the whole stream's size."""
+    """What a capture kept (``data``, exact bytes) and the whole stream's size.
+
+    ``edge_line_bytes`` is the whole size of the stream's first line (head) or
+    last line (tail), its newline not counted, however far it ran past what
+    was kept: the size a single-line marker names.
+    """
 
     data: bytes
     keep: Keep
     total_bytes: int
     total_lines: int
+    edge_line_bytes: int = 0
 
     @property
     def omitted_bytes(self) -> int:
@@ -108,11 +114,25 @@ class LineCounter:
         self.newlines = 0
         self.ends_with_newline = True
 
-    def feed(self, data: bytes) -> None:
-        if data:
-            self.bytes += len(data)
-            self.newlines += count_newlines(data)
-            self.ends_with_newline = data[-1] == _NL
+    def feed(self, data: bytes) -> int:
+        """Count ``data``; returns its newlines."""
+        if not data:
+            return 0
+        count = count_newlines(data)
+        self.bytes += len(data)
+        self.newlines += count
+        self.ends_with_newline = data[-1] == _NL
+        return count
+
+    def feed_from(self, buf: bytearray, n: int) -> int:
+        """Count ``buf[:n]`` in place (no copy); returns its newlines."""
+        if n <= 0:
+            return 0
+        count = count_newlines(buf, 0, n)
+        self.bytes += n
+        self.newlines += count
+        self.ends_with_newline = buf[n - 1] == _NL
+        return count
 
     @property
     def lines(self) -> int:
@@ -144,6 +164,7 @@ class HeadCapture:
         self._kept = bytearray()
         self._kept_newlines = 0
         self._full = False
+        self._first_line: int | None = None  # known once its newline came
         self.counter = LineCounter()
 
     @property
@@ -152,7 +173,9 @@ class HeadCapture:
         return self._full
 
     def feed(self, data: bytes) -> bytes:
-        self.counter.feed(data)
+        before = self.counter.bytes
+        if self.counter.feed(data) and self._first_line is None:
+            self._first_line = before + data.find(b"\n")
         if self._full:
             return b""
         taken = head_room(
@@ -166,8 +189,19 @@ class HeadCapture:
             self._full = True
         return taken
 
+    def feed_from(self, buf: bytearray, n: int) -> None:
+        """Feed ``buf[:n]``, a reused read buffer; once full it is only counted, in place."""
+        if not self._full:
+            self.feed(bytes(memoryview(buf)[:n]))
+            return
+        before = self.counter.bytes
+        if self.counter.feed_from(buf, n) and self._first_line is None:
+            self._first_line = before + buf.find(b"\n", 0, n)
+
     def finish(self) -> Captured:
-        return Captured(bytes(self._kept), "head", self.counter.bytes, self.counter.lines)
+        counter = self.counter
+        first_line = counter.bytes if self._first_line is None else self._first_line
+        return Captured(bytes(self._kept), "head", counter.bytes, counter.lines, first_line)
 
 
 class TailCapture:
@@ -184,21 +218,45 @@ class TailCapture:
         self._max_lines = max_lines
         self._ring: collections.deque[bytes] = collections.deque()
         self._held = 0
+        # Stream offsets of the last newline and of the one before it (-1: none).
+        self._last_newline = self._newline_before = -1
         self.counter = LineCounter()
 
     def feed(self, data: bytes) -> None:
-        self.counter.feed(data)
+        before = self.counter.bytes
+        count = self.counter.feed(data)
         if not data:
             return
+        if count:
+            at = data.rfind(b"\n")
+            if count > 1:
+                self._newline_before = before + data.rfind(b"\n", 0, at)
+            else:
+                self._newline_before = self._last_newline
+            self._last_newline = before + at
         self._ring.append(data)
         self._held += len(data)
         while self._held - len(self._ring[0]) >= self._max_bytes:
             self._held -= len(self._ring.popleft())
 
+    def feed_from(self, buf: bytearray, n: int) -> None:
+        """Feed ``buf[:n]``, a reused read buffer (the ring keeps a copy)."""
+        self.feed(bytes(memoryview(buf)[:n]))
+
     def finish(self) -> Captured:
         data = b"".join(self._ring)[-self._max_bytes :]
         data = data[_last_lines_start(data, self._max_lines) :]
-        return Captured(data, "tail", self.counter.bytes, self.counter.lines)
+        counter = self.counter
+        return Captured(data, "tail", counter.bytes, counter.lines, self._last_line_bytes())
+
+    def _last_line_bytes(self) -> int:
+        """The stream's last line, whole; a final newline ends it and is not counted."""
+        total = self.counter.bytes
+        if total == 0:
+            return 0
+        if self.counter.ends_with_newline:
+            return self._last_newline - self._newline_before - 1
+        return total - self._last_newline - 1
 
 
 def _last_lines_start(data: bytes, max_lines: int) -> int:

@@ -32,8 +32,11 @@ reaches) and keeps each spawn on the fast ``vfork`` path, which a
 
 Pieces:
     become_subreaper  make this process the child subreaper (once)
+    Tree              what the Bash tool drives: a Shell here, a sandboxed one in exec.sandbox
     Shell             a spawned shell: Popen, its two pipe read ends, its marker
+    Launch, spawn_tree  start any argv as a new tree (the sandbox starts bwrap so)
     spawn_shell       start ``bash -c COMMAND`` as a new tree
+    children_of, read_proc, send   procfs and signal helpers the sandbox shares
     members           a tree's PIDs, unreaped ones included: the host's children, and all
     stop_tree         SIGTERM, grace, SIGKILL, reap; returns the PIDs signalled
     reap_lingering    reap members that already exited (no signal)
@@ -52,8 +55,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 MARKER_VAR = "TOOLBOUND_CALL"
 _PR_SET_CHILD_SUBREAPER = 36
@@ -142,6 +147,29 @@ def _start_guard(prefix: str) -> None:
     _state["guard_pid"] = guard.pid
 
 
+class Tree(Protocol):
+    """One command's running tree, as the Bash tool (and a job runner) drives it.
+
+    ``pid`` is the shell's PID as the host sees it (a pidfd on it tells its
+    exit); ``returncode`` follows ``Popen`` (negative: killed by that signal)
+    once ``wait`` returned. ``lingering`` reaps what already exited and returns
+    the members still running; ``stop`` stops them all (TERM, grace, KILL, reap)
+    and returns the PIDs it signalled.
+    """
+
+    @property
+    def stdout_fd(self) -> int: ...
+    @property
+    def stderr_fd(self) -> int: ...
+    @property
+    def pid(self) -> int: ...
+    @property
+    def returncode(self) -> int | None: ...
+    def wait(self) -> int: ...
+    def lingering(self) -> set[int]: ...
+    def stop(self, *, grace_s: float, poll_s: float) -> set[int]: ...
+
+
 @dataclass(slots=True)
 class Shell:
     """A spawned ``bash -c``: the process, the read ends of its pipes, its marker."""
@@ -163,6 +191,30 @@ class Shell:
     def pid(self) -> int:
         return self.proc.pid
 
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+    def wait(self) -> int:
+        return self.proc.wait()
+
+    def lingering(self) -> set[int]:
+        return reap_lingering(self)
+
+    def stop(self, *, grace_s: float, poll_s: float) -> set[int]:
+        return stop_tree(self, grace_s=grace_s, poll_s=poll_s)
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """How to start a tree's root, given the write ends of its two output pipes."""
+
+    argv: list[str]
+    stdout: int
+    stderr: int
+    stdin: int = subprocess.DEVNULL
+    pass_fds: tuple[int, ...] = ()
+
 
 def spawn_shell(command: str, *, cwd: Path) -> Shell:
     """Start ``bash -c command`` in ``cwd`` as the root of a new tree.
@@ -171,6 +223,12 @@ def spawn_shell(command: str, *, cwd: Path) -> Shell:
     pipes' write ends closed in the host once the child has them. The read
     ends are non-blocking so a reader can also wait for a stop signal.
     """
+    return spawn_tree(lambda out, err: Launch(["bash", "-c", command], out, err), cwd=cwd)
+
+
+def spawn_tree(launch_for: Callable[[int, int], Launch], *, cwd: Path) -> Shell:
+    """Start ``launch_for(stdout_w, stderr_w)`` as the root of a new tree, as
+    ``spawn_shell`` does; the sandbox hands its pipes to a wrapper this way."""
     become_subreaper()
     marker = f"{_host_token()}.{next(_call_numbers)}"
     env = dict(os.environ)
@@ -179,14 +237,16 @@ def spawn_shell(command: str, *, cwd: Path) -> Shell:
     err_r, err_w = os.pipe()
     _widen_pipe(out_r)
     _widen_pipe(err_r)
+    launch = launch_for(out_w, err_w)
     try:
         proc = subprocess.Popen(
-            ["bash", "-c", command],
+            launch.argv,
             cwd=cwd,
             env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out_w,
-            stderr=err_w,
+            stdin=launch.stdin,
+            stdout=launch.stdout,
+            stderr=launch.stderr,
+            pass_fds=launch.pass_fds,
             start_new_session=True,
             close_fds=True,
         )
@@ -210,7 +270,7 @@ def _widen_pipe(fd: int) -> None:
         fcntl.fcntl(fd, _F_SETPIPE_SZ, _PIPE_BYTES)
 
 
-def _read(path: str) -> bytes:
+def read_proc(path: str) -> bytes:
     try:
         with open(path, "rb") as f:
             return f.read()
@@ -229,11 +289,11 @@ def _host_children(shell: Shell) -> list[int]:
             with open(f"/proc/{shell.host_pid}/task/{tid}/children", "rb") as f:
                 found.extend(int(c) for c in f.read().split())
         except OSError:
-            return _children(shell.host_pid)
+            return children_of(shell.host_pid)
     return found
 
 
-def _children(pid: int) -> list[int]:
+def children_of(pid: int) -> list[int]:
     """The PIDs whose parent is ``pid`` (any of its threads)."""
     try:
         tids = os.listdir(f"/proc/{pid}/task")
@@ -241,19 +301,19 @@ def _children(pid: int) -> list[int]:
         return []
     found: list[int] = []
     for tid in tids:
-        found.extend(int(c) for c in _read(f"/proc/{pid}/task/{tid}/children").split())
+        found.extend(int(c) for c in read_proc(f"/proc/{pid}/task/{tid}/children").split())
     return found
 
 
 def _carries(pid: int, marker: bytes) -> bool:
-    env = _read(f"/proc/{pid}/environ")
+    env = read_proc(f"/proc/{pid}/environ")
     # The marker ends with NUL; an entry starts the block or follows a NUL.
     return env.startswith(marker) or (b"\0" + marker) in env
 
 
 def _session_of(pid: int) -> int | None:
     """The session id in /proc/PID/stat (a zombie still has one)."""
-    stat = _read(f"/proc/{pid}/stat")
+    stat = read_proc(f"/proc/{pid}/stat")
     fields = stat[stat.rfind(b")") + 2 :].split()
     return int(fields[3]) if len(fields) > 3 else None
 
@@ -296,7 +356,7 @@ def members(shell: Shell) -> tuple[set[int], set[int]]:
     every = set(top)
     todo = list(top)
     while todo:
-        for child in _children(todo.pop()):
+        for child in children_of(todo.pop()):
             if child not in every:
                 every.add(child)
                 todo.append(child)
@@ -330,7 +390,7 @@ def reap_lingering(shell: Shell) -> set[int]:
     return every - _reap(shell, top)
 
 
-def _send(pid: int, sig: signal.Signals) -> None:
+def send(pid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.kill(pid, sig)
 
@@ -358,10 +418,10 @@ def stop_tree(shell: Shell, *, grace_s: float, poll_s: float) -> set[int]:
             return signalled
         for pid in alive:
             if kill_until is not None and pid not in killed:
-                _send(pid, signal.SIGKILL)
+                send(pid, signal.SIGKILL)
                 killed.add(pid)
             elif pid not in signalled:
-                _send(pid, signal.SIGTERM)
-                _send(pid, signal.SIGCONT)
+                send(pid, signal.SIGTERM)
+                send(pid, signal.SIGCONT)
             signalled.add(pid)
         time.sleep(poll_s)

@@ -6,7 +6,7 @@ failure the model should read. Modules are imported on first use, so a
 ``toolbound call Read`` pays for nothing else.
 
 Pieces:
-    ToolContext  what a running tool may use: limits, roots, scratch, events, abort
+    ToolContext  what a running tool may use: limits, roots, scratch, events, abort, sandbox
     Runner       the signature of a tool's ``run``
     TOOL_NAMES   the tools, in a stable order
     load_runner  name -> run function
@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
+from toolbound.exec.sandbox import UNCONFINED, SandboxPolicy
 from toolbound.limits import Limits
 from toolbound.paths import Roots
 from toolbound.results import Stream, WireModel
@@ -35,6 +36,7 @@ class ToolContext:
     ``emit(stream, data)`` sends a chunk event; it is safe to call from any
     thread and does nothing once the call's result is out. ``abort`` is set
     when the call is aborted (``host.abort`` or cancellation of the caller).
+    ``sandbox`` is where a command may write and whether it has a network.
     """
 
     limits: Limits
@@ -43,6 +45,7 @@ class ToolContext:
     tool_call_id: str
     emit: Callable[[Stream, str], None]
     abort: asyncio.Event
+    sandbox: SandboxPolicy = UNCONFINED
 
 
 class Runner(Protocol):

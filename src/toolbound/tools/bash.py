@@ -3,7 +3,8 @@
 One call is a chain of stages:
 
 1. **spawn**: ``bash -c COMMAND`` in the workspace as a new process tree
-   (``exec.tree``), one reader thread per stream (``exec.reader``).
+   (``exec.tree``), inside the sandbox when one is asked for (``exec.sandbox``),
+   one reader thread per stream (``exec.reader``).
 2. **watch**: wait for the shell to exit, the timeout, or an abort.
 3. **stop**: on timeout or abort, stop the whole tree (SIGTERM, grace,
    SIGKILL, reap). When the shell exited by itself, drain the pipes for
@@ -35,9 +36,10 @@ from enum import Enum
 
 from toolbound.arguments import BashArgs
 from toolbound.bounds import Cut, truncate_to
+from toolbound.exec import sandbox
 from toolbound.exec.capture import Captured, HeadCapture, capture_for, is_utf8
 from toolbound.exec.reader import StopSignal, StreamReader
-from toolbound.exec.tree import Shell, reap_lingering, spawn_shell, stop_tree
+from toolbound.exec.tree import Tree
 from toolbound.limits import Budget, Keep, Limits
 from toolbound.results import (
     BashResult,
@@ -100,7 +102,7 @@ async def run(args: BashArgs, ctx: ToolContext) -> BashResult:
     limits = ctx.limits
     timeout_s = args.timeout if args.timeout is not None else limits.bash_timeout_default_s
     started = time.monotonic()
-    shell = _spawn(args.command, ctx)
+    shell = await _spawn(args.command, ctx)
     readers = _start_readers(shell, ctx)
     finished = False
     try:
@@ -112,7 +114,7 @@ async def run(args: BashArgs, ctx: ToolContext) -> BashResult:
         if not finished:
             # Cancelled or failed mid-way: the tree still goes (blocking, bounded)
             # before the cancellation goes on, and the readers are released.
-            stop_tree(shell, grace_s=limits.kill_grace_s, poll_s=_STOP_POLL_S)
+            shell.stop(grace_s=limits.kill_grace_s, poll_s=_STOP_POLL_S)
             readers.abandon()
             readers.join(limits.kill_grace_s)
         readers.close()
@@ -135,9 +137,11 @@ async def run(args: BashArgs, ctx: ToolContext) -> BashResult:
     )
 
 
-def _spawn(command: str, ctx: ToolContext) -> Shell:
+async def _spawn(command: str, ctx: ToolContext) -> Tree:
     try:
-        return spawn_shell(command, cwd=ctx.roots.workspace)
+        return await sandbox.spawn(
+            command, cwd=ctx.roots.workspace, policy=ctx.sandbox, scratch=ctx.scratch
+        )
     except OSError as err:
         raise ToolError(
             ErrorCode.NOT_FOUND,
@@ -146,7 +150,7 @@ def _spawn(command: str, ctx: ToolContext) -> Shell:
         ) from err
 
 
-def _start_readers(shell: Shell, ctx: ToolContext) -> _Readers:
+def _start_readers(shell: Tree, ctx: ToolContext) -> _Readers:
     loop = asyncio.get_running_loop()
     limits = ctx.limits
     done = asyncio.Event()
@@ -190,7 +194,7 @@ def _start_readers(shell: Shell, ctx: ToolContext) -> _Readers:
     return readers
 
 
-async def _watch(shell: Shell, *, timeout_s: float, abort: asyncio.Event) -> Ending:
+async def _watch(shell: Tree, *, timeout_s: float, abort: asyncio.Event) -> Ending:
     """Wait for the shell to exit, the deadline, or an abort, whichever comes first."""
     aborted: asyncio.Future[object] = asyncio.ensure_future(abort.wait())
     async with _exit_of(shell) as exited:
@@ -201,13 +205,13 @@ async def _watch(shell: Shell, *, timeout_s: float, abort: asyncio.Event) -> End
             aborted.cancel()
         if exited.done():
             # The shell has exited: reap it now, so its status is known.
-            shell.proc.wait()
+            shell.wait()
             return Ending.EXITED
     return Ending.ABORTED if abort.is_set() else Ending.TIMED_OUT
 
 
 @contextlib.asynccontextmanager
-async def _exit_of(shell: Shell) -> AsyncIterator[asyncio.Future[object]]:
+async def _exit_of(shell: Tree) -> AsyncIterator[asyncio.Future[object]]:
     """A future done when the shell exits: a pidfd on the loop, no thread; a
     waiting thread only on kernels without pidfd (before Linux 5.3)."""
     loop = asyncio.get_running_loop()
@@ -215,7 +219,7 @@ async def _exit_of(shell: Shell) -> AsyncIterator[asyncio.Future[object]]:
         pidfd = os.pidfd_open(shell.pid)
     except OSError:
         # The thread ends when the shell is reaped, which stopping the tree ensures.
-        yield asyncio.ensure_future(asyncio.to_thread(shell.proc.wait))
+        yield asyncio.ensure_future(asyncio.to_thread(shell.wait))
         return
     exited: asyncio.Future[object] = loop.create_future()
 
@@ -232,7 +236,7 @@ async def _exit_of(shell: Shell) -> AsyncIterator[asyncio.Future[object]]:
 
 
 async def _stop(
-    shell: Shell, ending: Ending, readers: _Readers, *, limits: Limits, abort: asyncio.Event
+    shell: Tree, ending: Ending, readers: _Readers, *, limits: Limits, abort: asyncio.Event
 ) -> set[int]:
     """Stop the tree; returns the PIDs that had to be signalled."""
     if ending is Ending.EXITED and not readers.done.is_set():
@@ -244,11 +248,9 @@ async def _stop(
         aborted.cancel()
     # procfs reads never wait on a disk: this check stays on the loop, so a
     # plain `true` does not pay for a thread hop.
-    if ending is Ending.EXITED and not reap_lingering(shell):
+    if ending is Ending.EXITED and not shell.lingering():
         return set()
-    return await asyncio.to_thread(
-        stop_tree, shell, grace_s=limits.kill_grace_s, poll_s=_STOP_POLL_S
-    )
+    return await asyncio.to_thread(shell.stop, grace_s=limits.kill_grace_s, poll_s=_STOP_POLL_S)
 
 
 async def _close_streams(readers: _Readers, *, limits: Limits) -> None:
@@ -271,6 +273,7 @@ async def shape_stream(
         keep=captured.keep,
         total_bytes=captured.total_bytes,
         total_lines=captured.total_lines,
+        edge_line_bytes=captured.edge_line_bytes,
     )
     if not cut.truncated:
         return cut
@@ -330,7 +333,7 @@ def notices(
 
 
 def _result(
-    shell: Shell,
+    shell: Tree,
     ending: Ending,
     stdout: tuple[Captured, Cut],
     stderr: tuple[Captured, Cut],
@@ -339,7 +342,7 @@ def _result(
     duration_ms: int,
 ) -> BashResult:
     (out_held, out), (err_held, err) = stdout, stderr
-    returncode = shell.proc.returncode
+    returncode = shell.returncode
     exit_code = returncode if ending is Ending.EXITED and returncode is not None else None
     if exit_code is not None and exit_code < 0:
         exit_code = None

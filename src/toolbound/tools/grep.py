@@ -19,34 +19,37 @@ hold enough entries; the ``+ 1`` says whether more exist. A page is at most
 ``min(headLimit, search lines)`` entries, then cut to the byte budget measured
 on the serialized entries.
 
-rg's plain ``--null --line-number`` output is parsed rather than ``--json``:
-reading it costs about half as much in Python (bench/search.py measures both).
+``glob`` and ``type`` filter the files the ignore rules allow (as Glob's
+pattern does, search/select.py); they never lift an ignore rule.
+
+rg's plain ``--null --line-number --column`` output is parsed rather than
+``--json``: reading it costs about half as much in Python (bench/search.py
+measures both). File names are passed to rg and read back as exact bytes, a
+newline in a name included (search/matchlines.py). A matching line longer
+than the clip shows the window that holds its first match (``--column`` gives
+its byte offset), read without holding the whole line.
 
 Context lines (``before``/``after``) are entries of their own with their own
-line numbers, in line order beside the matches, and count toward
-``headLimit`` and the budget like them. A multiline match gives one entry per
-line it spans.
+line numbers and ``"context": true``, in line order beside the matches, and
+count toward ``headLimit`` and the budget like them. A multiline match gives
+one entry per line it spans.
 
 Pieces:
     run              GrepArgs + context -> one of the three Grep results
     _match_args      the flags that decide what matches
     _content_entries pass 2 for ``content``
     _file_counts     pass 2 for ``count``
-    _LineParser      rg's ``PATH\\0LINE:TEXT`` lines -> entries
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import re
+import functools
 import time
 from collections.abc import Callable
 from typing import IO, TypeVar
 
 from toolbound.arguments import GrepArgs
-from toolbound.bounds import clip_line, split_eol
-from toolbound.limits import Limits
 from toolbound.results import (
     GrepContentResult,
     GrepCountResult,
@@ -57,9 +60,11 @@ from toolbound.results import (
 )
 from toolbound.search import notices
 from toolbound.search.files import TextFiles, newest_files
+from toolbound.search.matchlines import read_counts, read_records
 from toolbound.search.ranking import Entry, FirstEntries, fit_page, item_size
 from toolbound.search.rg import RgOutcome, base_args, raise_if_fatal, run_rg
 from toolbound.search.scope import Scope, resolve_scope
+from toolbound.search.select import NO_SELECTION, FileSelection
 from toolbound.tools import ToolContext
 
 T = TypeVar("T")
@@ -71,15 +76,8 @@ _FIRST_BATCH_FILES = 8
 _BATCH_GROWTH = 4
 # At most this many paths on one rg command line (keeps it far below ARG_MAX).
 _MAX_BATCH_FILES = 256
-# Room for the path and line number before a line's text in rg's output.
-_PREFIX_ROOM_BYTES = 8192
 
 _NARROW = "`path`, `glob` or `pattern`"
-
-# "PATH\0LINE:TEXT" (a match) or "PATH\0LINE-TEXT" (a context line).
-_LINE = re.compile(rb"([^\0]*)\0(\d+)[:-]", re.DOTALL)
-# "PATH\0COUNT".
-_COUNT = re.compile(rb"([^\0]*)\0(\d+)\s*")
 
 
 def _match_args(args: GrepArgs) -> list[str]:
@@ -93,47 +91,11 @@ def _match_args(args: GrepArgs) -> list[str]:
     return out
 
 
-def _filter_args(args: GrepArgs) -> list[str]:
-    """The flags deciding which files are searched (pass 1 only: pass 2 names files)."""
-    out: list[str] = []
-    if args.glob:
-        out += ["--glob", args.glob]
-    if args.type:
-        out += ["--type", args.type]
-    return out
-
-
-class _LineParser:
-    """Reads rg's ``--null --line-number`` output into a FirstEntries heap.
-
-    A line longer than the room for a clipped line is read in pieces and only
-    its head kept, so one enormous line costs no more than a normal one.
-    """
-
-    def __init__(self, ranks: dict[bytes, int], heap: FirstEntries, limits: Limits) -> None:
-        self.ranks = ranks
-        self.heap = heap
-        self.max_chars = limits.max_line_chars
-        self.room = 4 * limits.max_line_chars + _PREFIX_ROOM_BYTES
-
-    def consume(self, stream: IO[bytes]) -> None:
-        while raw := stream.readline(self.room):
-            if not raw.endswith(b"\n"):
-                self._skip_rest(stream)
-            m = _LINE.match(raw)
-            if m is None:
-                continue  # e.g. rg's "binary file matches" note
-            rank = self.ranks.get(m.group(1))
-            if rank is None:
-                continue
-            body, _ = split_eol(raw[m.end() :].decode("utf-8", "replace"))
-            text, clipped = clip_line(body, self.max_chars)
-            self.heap.add(rank, int(m.group(2)), text, clipped)
-
-    def _skip_rest(self, stream: IO[bytes]) -> None:
-        while piece := stream.readline(self.room):
-            if piece.endswith(b"\n"):
-                return
+def _selection(args: GrepArgs, scope: Scope) -> FileSelection:
+    """The files pass 1 keeps; a single file named as ``path`` is searched as it is."""
+    if scope.is_file:
+        return NO_SELECTION
+    return FileSelection.of(glob=args.glob, type_name=args.type, argument="glob")
 
 
 async def _content_entries(
@@ -159,12 +121,18 @@ async def _content_entries(
         batch = files.text[first : first + size]
         if not batch:
             break
-        parser = _LineParser({p: first + i for i, p in enumerate(batch)}, heap, ctx.limits)
+        ranks = {p: first + i for i, p in enumerate(batch)}
+
+        def consume(stream: IO[bytes], ranks: dict[bytes, int] = ranks) -> None:
+            for r in read_records(stream, paths=ranks, max_chars=ctx.limits.max_line_chars):
+                heap.add(ranks[r.path], r.line, r.text, r.clipped, r.context)
+
         outcome = await run_rg(
             [
                 *base_args(explicit_path=True),
                 "--with-filename",
                 "--line-number",
+                "--column",
                 "--null",
                 "--no-heading",
                 "--no-context-separator",
@@ -173,10 +141,10 @@ async def _content_entries(
                 *context,
                 *_match_args(args),
                 "--",
-                *(os.fsdecode(p) for p in batch),
+                *batch,
             ],
             cwd=scope.cwd,
-            consume=parser.consume,
+            consume=consume,
             deadline=deadline,
             abort=ctx.abort,
             grace_s=ctx.limits.kill_grace_s,
@@ -201,14 +169,12 @@ async def _file_counts(
     counts: dict[bytes, int] = {}
     outcomes: list[RgOutcome] = []
 
-    def consume(stream: IO[bytes]) -> None:
-        for raw in stream:
-            m = _COUNT.fullmatch(raw)
-            if m is not None:
-                counts[m.group(1)] = int(m.group(2))
-
     for start in range(0, len(files), _MAX_BATCH_FILES):
         batch = files[start : start + _MAX_BATCH_FILES]
+
+        def consume(stream: IO[bytes], given: frozenset[bytes] = frozenset(batch)) -> None:
+            counts.update(read_counts(stream, paths=given))
+
         outcome = await run_rg(
             [
                 *base_args(explicit_path=True),
@@ -217,7 +183,7 @@ async def _file_counts(
                 "--null",
                 *_match_args(args),
                 "--",
-                *(os.fsdecode(p) for p in batch),
+                *batch,
             ],
             cwd=scope.cwd,
             consume=consume,
@@ -268,17 +234,18 @@ async def run(args: GrepArgs, ctx: ToolContext) -> WireModel:
     # No page can show more entries than the budget has lines.
     page = min(head, limits.search.max_lines)
     want = args.offset + page + 1
-    walk = [
+    selection = _selection(args, scope)
+    walk_args = [
         *base_args(explicit_path=scope.explicit),
         "--files-with-matches",
-        *_filter_args(args),
         *_match_args(args),
     ]
+    walk = functools.partial(
+        newest_files, walk_args, scope=scope, ctx=ctx, capacity=want, selection=selection
+    )
     # Binary files by extension are dropped during the walk, by content only
     # as the page needs them; see TextFiles for when the walk runs again.
-    found = await newest_files(
-        walk, scope=scope, ctx=ctx, capacity=want, deadline=deadline, sniff="extension"
-    )
+    found = await walk(deadline=deadline, sniff="extension")
     raise_if_fatal(found.outcome, regex_arg="pattern", glob_arg="glob")
     if found.outcome.stopped == "timeout":
         # The walk used up the time; the page is still read from what it found.
@@ -287,9 +254,7 @@ async def run(args: GrepArgs, ctx: ToolContext) -> WireModel:
     result = await _result(args, ctx, scope, files, page, want, deadline)
     if not files.incomplete:
         return result
-    found = await newest_files(
-        walk, scope=scope, ctx=ctx, capacity=want, deadline=deadline, sniff="content"
-    )
+    found = await walk(deadline=deadline, sniff="content")
     files = TextFiles(found, scope.cwd, limits, sniffed=True)
     return await _result(args, ctx, scope, files, page, want, deadline)
 
@@ -400,7 +365,10 @@ async def _content_result(
     for e in window:
         if e.rank not in paths:
             paths[e.rank] = scope.shown(ctx.roots, files.text[e.rank])
-    matches = [GrepMatch(path=paths[e.rank], line=e.line, text=e.text) for e in window]
+    matches = [
+        GrepMatch(path=paths[e.rank], line=e.line, text=e.text, context=e.context or None)
+        for e in window
+    ]
     pager = _Page(args, ctx, [files.found.outcome, *outcomes])
 
     def build(n: int, fit_stop: str | None) -> GrepContentResult:

@@ -1,0 +1,173 @@
+"""Sandbox benchmark (issue 17): what confinement costs a Bash call.
+
+Each figure is measured side by side with its anchor in one run, in
+interleaved batches (the machine may be shared):
+
+- 300 runs of ``true`` through the Bash tool under each sandbox mode against
+  ``off``: added milliseconds per call (median of the batches); goal < 5 ms.
+- 1 GiB of stdout under ``workspace-write`` against ``off``: ratio of the
+  elapsed times (best of 3 each); goal < 1.1x.
+- For the choice of mechanism, raw spawns of ``bash -c true`` with no tool
+  around them: plain ``subprocess.run`` (the anchor), under the same bwrap
+  options as ``workspace-write``, and with a Landlock ruleset (writes only
+  to the workspace and /tmp) applied in a ``preexec_fn``.
+
+Usage: ``python bench/sandbox.py`` prints the table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from toolbound import ToolHost
+from toolbound.exec.sandbox import SandboxPolicy, bwrap_args
+
+GIB = 1024**3
+TRUE_RUNS = 300
+BATCH = 25
+BIG_RUNS = 3
+MODES = [("off", True), ("read-only", True), ("workspace-write", True), ("workspace-write", False)]
+
+
+def _label(mode: str, network: bool) -> str:
+    return mode if network else f"{mode}, no network"
+
+
+async def _true_batches(workspace: Path, data: Path) -> dict[str, float]:
+    """Median ms per ``true`` call for each mode, batches interleaved."""
+    per_call: dict[str, list[float]] = {_label(*m): [] for m in MODES}
+    hosts = {}
+    for mode, network in MODES:
+        host = ToolHost(workspace, data, f"bench-{mode}-{network}", sandbox=mode, network=network)
+        hosts[_label(mode, network)] = await host.__aenter__()
+    try:
+        for host in hosts.values():  # warm-up: guard, readers, page cache
+            assert (await host.call("Bash", {"command": "true"}))["exitCode"] == 0
+        for _ in range(TRUE_RUNS // BATCH):
+            for label, host in hosts.items():
+                started = time.perf_counter()
+                for _ in range(BATCH):
+                    await host.call("Bash", {"command": "true"})
+                per_call[label].append((time.perf_counter() - started) * 1000 / BATCH)
+    finally:
+        for host in hosts.values():
+            await host.aclose()
+    return {label: statistics.median(ms) for label, ms in per_call.items()}
+
+
+async def _big_output(workspace: Path, data: Path) -> dict[str, float]:
+    """Best elapsed seconds for 1 GiB of stdout, off and workspace-write, alternating."""
+    best = {"off": float("inf"), "workspace-write": float("inf")}
+    for _ in range(BIG_RUNS):
+        for mode in best:
+            async with ToolHost(workspace, data, f"bench-big-{mode}", sandbox=mode) as host:
+                started = time.perf_counter()
+                result = await host.call(
+                    "Bash", {"command": "head -c 1G /dev/zero", "timeout": 300}
+                )
+                elapsed = time.perf_counter() - started
+            assert result["totals"]["stdout"]["bytes"] == GIB, result
+            best[mode] = min(best[mode], elapsed)
+    return best
+
+
+# -- raw spawns: the mechanisms themselves -------------------------------------------------
+
+_LANDLOCK_CREATE_RULESET, _LANDLOCK_ADD_RULE, _LANDLOCK_RESTRICT_SELF = 444, 445, 446
+_PR_SET_NO_NEW_PRIVS = 38
+# Landlock ABI 1 write rights: write_file, remove_dir/file, make_char…make_sym.
+_WRITES = (1 << 1) | sum(1 << bit for bit in range(4, 13))
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64)]
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def _landlock_ruleset(writable: list[Path]) -> int:
+    """A ruleset fd allowing writes only beneath ``writable``."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    attr = _RulesetAttr(_WRITES)
+    fd = libc.syscall(_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.sizeof(attr), 0)
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
+    for path in writable:
+        dir_fd = os.open(path, os.O_PATH | os.O_DIRECTORY)
+        rule = _PathBeneath(_WRITES, dir_fd)
+        if libc.syscall(_LANDLOCK_ADD_RULE, fd, 1, ctypes.byref(rule), 0) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_add_rule")
+        os.close(dir_fd)
+    return int(fd)
+
+
+def _raw_spawns(workspace: Path) -> dict[str, float]:
+    """Median ms per raw ``bash -c true`` spawn, plain, under bwrap, under Landlock."""
+    policy = SandboxPolicy.create("workspace-write")
+    assert policy.bwrap is not None, "bench/sandbox.py needs bubblewrap"
+    bwrap = [policy.bwrap, *bwrap_args(policy, cwd=workspace, places=[workspace]), "--"]
+    ruleset = _landlock_ruleset([workspace, Path("/tmp")])
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def confine() -> None:
+        libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        if libc.syscall(_LANDLOCK_RESTRICT_SELF, ruleset, 0) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self")
+
+    def run(argv: list[str], **kw: object) -> int:
+        return subprocess.run(argv, stdin=subprocess.DEVNULL, cwd=workspace, **kw).returncode  # type: ignore[call-overload, no-any-return]
+
+    landlocked = {"preexec_fn": confine, "pass_fds": (ruleset,)}
+    # Each mechanism really confines: a write outside the workspace fails.
+    outside = ["touch", "/var/tmp/toolbound-bench-escape"]
+    assert run(bwrap + outside, stderr=subprocess.DEVNULL) != 0
+    assert run(outside, stderr=subprocess.DEVNULL, **landlocked) != 0
+    samples: dict[str, list[float]] = {"plain": [], "bwrap": [], "landlock": []}
+    true = ["bash", "-c", "true"]
+    for _ in range(TRUE_RUNS // BATCH):
+        for label, argv, kw in (
+            ("plain", true, {}),
+            ("bwrap", bwrap + true, {}),
+            ("landlock", true, landlocked),
+        ):
+            started = time.perf_counter()
+            for _ in range(BATCH):
+                run(argv, **kw)
+            samples[label].append((time.perf_counter() - started) * 1000 / BATCH)
+    os.close(ruleset)
+    return {label: statistics.median(ms) for label, ms in samples.items()}
+
+
+def main() -> None:
+    print(f"load average at start: {os.getloadavg()}")
+    with tempfile.TemporaryDirectory() as tmp:
+        workspace, data = Path(tmp) / "ws", Path(tmp) / "data"
+        workspace.mkdir()
+        calls = asyncio.run(_true_batches(workspace, data))
+        big = asyncio.run(_big_output(workspace, data))
+        raw = _raw_spawns(workspace)
+    anchor = calls["off"]
+    print(f"\n{TRUE_RUNS} x `true` through the Bash tool (median ms per call; goal: added < 5 ms)")
+    for label, ms in calls.items():
+        print(f"  {label:28s} {ms:7.2f} ms   added {ms - anchor:+6.2f} ms")
+    ratio = big["workspace-write"] / big["off"]
+    print("\n1 GiB of stdout (best of 3; goal < 1.1x)")
+    print(f"  off {big['off']:.2f} s, workspace-write {big['workspace-write']:.2f} s: {ratio:.3f}x")
+    print(f"\nraw spawn of `bash -c true` ({TRUE_RUNS} each, median ms; anchor: plain)")
+    for label, ms in raw.items():
+        print(f"  {label:10s} {ms:7.2f} ms   added {ms - raw['plain']:+6.2f} ms")
+    print(f"\nload average at end: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

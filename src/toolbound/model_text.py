@@ -1,0 +1,122 @@
+"""``model_text``: the one text the model reads for a tool result (CONTRACT section 8).
+
+A pure function of the result dict. The MCP text block, the ``text`` of every
+result event (``host.stream``, ``toolbound call --events``, the store's replay),
+``toolbound call --text`` and the web view's model view are all this text; no
+adapter renders a result on its own.
+
+The shapes:
+
+- an error: ``TOOL_CODE: message``;
+- Read: the window's content as it is, then the notice in brackets;
+- Glob: one path a line, then the notice;
+- Grep: ripgrep's heading layout, a path once and then its lines, ``12:text``
+  for a match and ``12-text`` for a context line, a blank line between files;
+  ``path`` a line for ``filesWithMatches`` and ``path:count`` for ``count``;
+- Bash: the outcome first (``[exit status 0]``, ``[killed by signal SIGKILL]``,
+  ``[timed out]``, ``[aborted]``) with the notice, then each non-empty stream
+  inside its own ``<stdout>`` / ``<stderr>`` tags. The stream's text follows
+  the opening tag's line verbatim and the closing tag follows it directly, so
+  a stream without a final newline stays without one and the model can tell
+  which stream every line came from. The seed's markers stand in the stream
+  text verbatim.
+
+Pieces:
+    Profile      the result profiles a text is rendered for
+    model_text   tool name + result dict -> the model's text
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any, Literal
+
+Profile = Literal["exact"]
+
+PROFILES: tuple[Profile, ...] = ("exact",)
+
+NO_FILES = "No files matched."
+NO_MATCHES = "No matches."
+
+
+def model_text(tool: str, result: dict[str, Any], *, profile: Profile = "exact") -> str:
+    """The text the model reads for ``result``, a result dict of ``tool``."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; the profiles are {', '.join(PROFILES)}")
+    if "error" in result:
+        return f"{result['error']['code']}: {result['error']['message']}"
+    notice = result.get("notice")
+    if tool == "Read":
+        # The content stays byte-faithful; the notice (next offset) follows it.
+        return _joined(result["content"], _bracketed(notice))
+    if tool == "Glob":
+        return _listing(result["matches"], notice, empty=NO_FILES)
+    if tool == "Grep":
+        return _grep(result, notice)
+    if tool == "Bash":
+        return _bash(result)
+    return json.dumps(result, ensure_ascii=False)
+
+
+def _bracketed(notice: str | None) -> str:
+    return f"[{notice}]" if notice else ""
+
+
+def _joined(*parts: str) -> str:
+    """The non-empty parts, each starting on a line of its own."""
+    out = ""
+    for part in parts:
+        if not part:
+            continue
+        if out and not out.endswith("\n"):
+            out += "\n"
+        out += part
+    return out
+
+
+def _listing(lines: Iterable[str], notice: str | None, *, empty: str) -> str:
+    body = "\n".join(lines)
+    return _joined(body or empty, _bracketed(notice))
+
+
+def _grep(result: dict[str, Any], notice: str | None) -> str:
+    if "counts" in result:
+        counts = (f"{c['path']}:{c['count']}" for c in result["counts"])
+        return _listing(counts, notice, empty=NO_MATCHES)
+    if "matches" not in result:
+        return _listing(result["files"], notice, empty=NO_MATCHES)
+    lines: list[str] = []
+    path: str | None = None
+    for entry in result["matches"]:
+        if entry["path"] != path:
+            if path is not None:
+                lines.append("")
+            path = entry["path"]
+            lines.append(path)
+        sep = "-" if entry.get("context") else ":"
+        lines.append(f"{entry['line']}{sep}{entry['text']}")
+    return _listing(lines, notice, empty=NO_MATCHES)
+
+
+def _outcome(result: dict[str, Any]) -> str:
+    if result["timedOut"]:
+        return "[timed out]"
+    if result["aborted"]:
+        return "[aborted]"
+    if result["exitCode"] is not None:
+        return f"[exit status {result['exitCode']}]"
+    return f"[killed by signal {result['signal']}]"
+
+
+def _stream(label: str, text: str) -> str:
+    return f"<{label}>\n{text}</{label}>" if text else ""
+
+
+def _bash(result: dict[str, Any]) -> str:
+    return _joined(
+        _outcome(result),
+        _bracketed(result.get("notice")),
+        _stream("stdout", result["stdout"]),
+        _stream("stderr", result["stderr"]),
+    )
