@@ -11,8 +11,6 @@ from pathlib import Path
 import pytest
 
 from toolbound.edit import (
-    EditCode,
-    EditError,
     ReadRecord,
     edit_file,
     resolve_target,
@@ -57,12 +55,12 @@ def test_an_unread_file_is_not_read_and_left_alone(
     roots: Roots, ws: Path, record: ReadRecord
 ) -> None:
     (ws / "a.txt").write_text("x\n")
-    with pytest.raises(EditError) as caught:
+    with pytest.raises(ToolError) as caught:
         edit(roots, record, "a.txt", "x", "y")
-    assert caught.value.code == EditCode.NOT_READ
-    with pytest.raises(EditError) as caught:
+    assert caught.value.code == ErrorCode.NOT_READ
+    with pytest.raises(ToolError) as caught:
         write(roots, record, "a.txt", "y\n")
-    assert caught.value.code == EditCode.NOT_READ
+    assert caught.value.code == ErrorCode.NOT_READ
     assert (ws / "a.txt").read_text() == "x\n"
 
 
@@ -77,9 +75,9 @@ def test_a_change_by_another_process_after_the_read_is_file_changed(
         check=True,
         timeout=30,
     )
-    with pytest.raises(EditError) as caught:
+    with pytest.raises(ToolError) as caught:
         edit(roots, record, "a.txt", "alpha", "ALPHA")
-    assert caught.value.code == EditCode.FILE_CHANGED
+    assert caught.value.code == ErrorCode.FILE_CHANGED
     assert caught.value.message == (
         "a.txt changed since your Read of lines 1-2 (call r1): another process or tool wrote "
         "it meanwhile. Read it again, then repeat the Edit with text taken from the new Read."
@@ -97,7 +95,7 @@ def test_a_second_edit_needs_no_new_read_but_a_foreign_change_still_refuses(
     edit(roots, record, "a.txt", "a", "A")
     edit(roots, record, "a.txt", "b", "B")
     (ws / "a.txt").write_text("A\nB\nc\nd\n")
-    with pytest.raises(EditError) as caught:
+    with pytest.raises(ToolError) as caught:
         edit(roots, record, "a.txt", "c", "C")
     assert caught.value.message.startswith("a.txt changed since your Edit (call e1)")
 
@@ -113,7 +111,7 @@ def test_a_partly_read_file_refuses_only_changes_to_what_was_read(
     read("big.log", offset=90, limit=10)
     with path.open("a") as f:
         f.write("100\n")
-    with pytest.raises(EditError) as caught:
+    with pytest.raises(ToolError) as caught:
         edit(roots, record, "big.log", "\n4\n", "\nfour\n")
     assert caught.value.message.startswith("big.log changed since your Read of lines 91-100")
 
@@ -123,12 +121,12 @@ def test_no_match_and_ambiguous_leave_the_file_untouched(
 ) -> None:
     (ws / "a.txt").write_text("x\nx\n")
     read("a.txt")
-    with pytest.raises(EditError) as caught:
+    with pytest.raises(ToolError) as caught:
         edit(roots, record, "a.txt", "y", "z")
-    assert caught.value.code == EditCode.NO_MATCH
-    with pytest.raises(EditError) as caught:
+    assert caught.value.code == ErrorCode.NO_MATCH
+    with pytest.raises(ToolError) as caught:
         edit(roots, record, "a.txt", "x", "z")
-    assert caught.value.code == EditCode.AMBIGUOUS_MATCH
+    assert caught.value.code == ErrorCode.AMBIGUOUS_MATCH
     assert (ws / "a.txt").read_text() == "x\nx\n"
     assert os.listdir(ws) == ["a.txt"]
     assert edit(roots, record, "a.txt", "x", "z", replace_all=True)["replacements"] == 2

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from toolbound.edit import EditCode, EditError, ReadRecord, Seen, content_digest
+from toolbound.edit import ReadRecord, Seen, content_digest
+from toolbound.results import ErrorCode, ToolError
 
 FILE = Path("/ws/a.txt")
 DATA = b"".join(b"line %d\n" % i for i in range(10))
@@ -68,17 +69,17 @@ def test_windows_replace_the_same_window_and_a_whole_read_replaces_all() -> None
 
 def test_check_judges_the_bytes_each_window_returned() -> None:
     record = ReadRecord()
-    with pytest.raises(EditError) as caught:
+    with pytest.raises(ToolError) as caught:
         record.check(FILE, DATA, size=len(DATA), shown="a.txt", tool="Write")
-    assert caught.value.code == EditCode.NOT_READ
+    assert caught.value.code == ErrorCode.NOT_READ
     saw(record, "c1", 0, 3)
     saw(record, "c2", 8, 2)
     changed_outside = DATA.replace(b"line 5", b"LINE 5")
     record.check(FILE, changed_outside, size=len(DATA), shown="a.txt", tool="Edit")
     for changed in (DATA.replace(b"line 1", b"LINE 1"), DATA + b"line 10\n", DATA[:-1]):
-        with pytest.raises(EditError) as caught:
+        with pytest.raises(ToolError) as caught:
             record.check(FILE, changed, size=len(changed), shown="a.txt", tool="Edit")
-        assert caught.value.code == EditCode.FILE_CHANGED
+        assert caught.value.code == ErrorCode.FILE_CHANGED
 
 
 def test_windows_kept_per_file_are_bounded() -> None:

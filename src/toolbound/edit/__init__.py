@@ -13,23 +13,18 @@ Pieces:
     ChangeResult          their result
     ReadRecord, Seen      what the session has seen of each file
     content_digest        the record's content hash
-    EditCode, EditError, as_tool_error   the four new error codes (until ErrorCode has them)
     atomic_write          the atomic file replacement
 """
 
 from toolbound.edit.atomic import atomic_write
 from toolbound.edit.core import ChangeResult, edit_file, write_file
-from toolbound.edit.errors import EditCode, EditError, as_tool_error
 from toolbound.edit.record import ReadRecord, Seen, content_digest
 from toolbound.edit.target import resolve_target
 
 __all__ = [
     "ChangeResult",
-    "EditCode",
-    "EditError",
     "ReadRecord",
     "Seen",
-    "as_tool_error",
     "atomic_write",
     "content_digest",
     "edit_file",

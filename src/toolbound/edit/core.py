@@ -37,7 +37,6 @@ from typing import Any
 from toolbound.bounds.binary import sniff_binary
 from toolbound.edit.atomic import atomic_write, make_parents, write_all
 from toolbound.edit.diff import Hunk, edit_hunks, render_diff, write_hunks
-from toolbound.edit.errors import EditCode, EditError
 from toolbound.edit.record import Hasher, ReadRecord, content_digest
 from toolbound.edit.replace import encode_text, plan_edit
 from toolbound.edit.text import BOM, has_bare_lf, line_endings, to_crlf
@@ -177,8 +176,8 @@ def _unchanged_since(
             == (opened.st_dev, opened.st_ino, opened.st_size, opened.st_mtime_ns)
         )
         if not same:
-            raise EditError(
-                EditCode.FILE_CHANGED,
+            raise ToolError(
+                ErrorCode.FILE_CHANGED,
                 f"{target.shown} changed while the {tool} was being written: another process "
                 f"wrote it. Nothing was written; Read it again, then repeat the {tool}.",
             )
@@ -225,7 +224,7 @@ def edit_file(
     call_id: str,
     limits: Limits = DEFAULT_LIMITS,
 ) -> ChangeResult:
-    """Edit (CONTRACT section 10) of a resolved workspace file; raises ToolError or EditError."""
+    """Edit (CONTRACT section 10) of a resolved workspace file; raises ToolError or ToolError."""
     try:
         opened = _open_existing(target, "Edit")
         if opened is None:

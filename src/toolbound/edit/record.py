@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from toolbound.edit.errors import EditCode, EditError
+from toolbound.results import ErrorCode, ToolError
 
 # Hashing feeds this much at a time, so a memoryview of a mapped file is never copied.
 HASH_BLOCK_BYTES = 4 * 1024 * 1024
@@ -201,19 +201,19 @@ class ReadRecord:
         """Refuse a change to a file not Read in this session, or changed since.
 
         ``data`` is the file's current content (a mapping of it), ``size`` long.
-        Raises ``EditError`` with ``TOOL_NOT_READ`` or ``TOOL_FILE_CHANGED``.
+        Raises ``ToolError`` with ``TOOL_NOT_READ`` or ``TOOL_FILE_CHANGED``.
         """
         entries = self.seen(real)
         if not entries:
-            raise EditError(
-                EditCode.NOT_READ,
+            raise ToolError(
+                ErrorCode.NOT_READ,
                 f"{shown} has not been Read in this session. Read it first (any window will "
                 f"do; {tool} changes only files you have seen), then call {tool} again.",
             )
         for seen in entries:
             if not seen.still_holds(data, size):
-                raise EditError(
-                    EditCode.FILE_CHANGED,
+                raise ToolError(
+                    ErrorCode.FILE_CHANGED,
                     f"{shown} changed since {seen.describe()}: another process or tool wrote "
                     f"it meanwhile. Read it again, then repeat the {tool} with text taken from "
                     "the new Read.",

@@ -32,7 +32,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from toolbound.edit.errors import EditCode, EditError
 from toolbound.edit.text import (
     BOM,
     Endings,
@@ -162,9 +161,9 @@ def plan_edit(
         starts = _find(buf, old, cap=cap)
         translated = True
     if not starts:
-        raise EditError(EditCode.NO_MATCH, _no_match_message(buf, old, shown, endings))
+        raise ToolError(ErrorCode.NO_MATCH, _no_match_message(buf, old, shown, endings))
     if not replace_all and (len(starts) > 1 or _overlapped(buf, old, starts[0])):
-        raise EditError(EditCode.AMBIGUOUS_MATCH, _ambiguous_message(buf, old, shown))
+        raise ToolError(ErrorCode.AMBIGUOUS_MATCH, _ambiguous_message(buf, old, shown))
     if has_bare_lf(new) and endings.style == "crlf":
         new = to_crlf(new)
     if old.startswith(BOM) and not new.startswith(BOM):
