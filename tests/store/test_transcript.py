@@ -140,8 +140,8 @@ def test_triggers_refuse_rewriting_the_transcript(store: SessionStore, statement
                     {"type": "tool_result", "tool_use_id": "t1", "content": "x"},
                 ],
             },
-            "message 2, block 1 (tool_result): tool_result blocks must come before any text "
-            "in a message",
+            "message 2, block 1 (tool_result): tool_result blocks must come before any other "
+            "block in a message",
         ),
         (
             [],
@@ -149,8 +149,7 @@ def test_triggers_refuse_rewriting_the_transcript(store: SessionStore, statement
                 "role": "user",
                 "content": [{"type": "tool_use", "id": "a", "name": "x", "input": {}}],
             },
-            "message 0, block 0 (tool_use): a user message carries only text and tool_result "
-            "blocks",
+            "message 0, block 0 (tool_use): a tool_use block belongs in an assistant message",
         ),
         (
             [],
@@ -158,11 +157,10 @@ def test_triggers_refuse_rewriting_the_transcript(store: SessionStore, statement
             "message 0, block 0 (tool_use): missing input",
         ),
         ([], {"role": "system", "content": "x"}, "message 0: role must be 'user' or 'assistant'"),
-        ([], {"role": "user", "content": "  "}, "message 0: content must not be blank"),
         (
             [],
-            {"role": "user", "content": "x", "name": "me"},
-            "message 0: a message has exactly the keys 'role' and 'content'",
+            {"role": "user", "content": {"type": "text"}},
+            "message 0: content must be a string or a list of blocks",
         ),
     ],
 )
