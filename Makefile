@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test serve lint typecheck unit bench clean browser
+.PHONY: test serve lint typecheck unit bench clean browser postgres
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "toolbound needs Python 3.11 or newer")'
@@ -22,7 +22,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP) browser
+unit: $(STAMP) browser postgres
 	$(BIN)/pytest
 
 # The web view's browser tests drive Debian's chromium (playwright cannot
@@ -40,7 +40,23 @@ browser:
 	  fi; \
 	fi
 
-test: browser lint typecheck unit
+# The store's tests run against a real PostgreSQL too: they start their own
+# server (initdb + pg_ctl in a temp dir) from Debian's postgresql package.
+# Quiet when initdb is already there (PG_BIN names another bin folder).
+postgres:
+	@if [ -z "$$PG_BIN" ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
+	    && ! command -v pg_config >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing Debian's postgresql for the store tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	      --no-install-recommends postgresql >/dev/null || exit 1; \
+	  else \
+	    echo "The store tests need PostgreSQL; run: sudo apt-get install -y postgresql" >&2; \
+	    exit 1; \
+	  fi; \
+	fi
+
+test: browser postgres lint typecheck unit
 
 serve: $(STAMP)
 	$(BIN)/toolbound serve --workspace .

@@ -9,6 +9,7 @@ heard of.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,7 +18,10 @@ from toolbound import DEFAULT_LIMITS, SessionStore, estimate_tokens
 from toolbound.bounds import CHECKPOINT_MARKER
 from toolbound.store import TranscriptError, message_tokens
 
-PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQ"
+    "AAAABJRU5ErkJggg=="
+)
 
 IMAGE_B64 = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}
 IMAGE_URL = {"type": "image", "source": {"type": "url", "url": "https://example.com/ant.jpg"}}
@@ -157,7 +161,9 @@ def test_every_content_block_and_extra_key_is_kept_verbatim(store: SessionStore,
     assert session.context() == messages
 
 
-def test_a_whole_real_session_survives_reopening(store: SessionStore) -> None:
+def test_a_whole_real_session_survives_reopening(
+    store: SessionStore, open_store: Callable[..., SessionStore]
+) -> None:
     messages = [
         *vision_turn(),
         *thinking_tool_turn(),
@@ -168,7 +174,7 @@ def test_a_whole_real_session_survives_reopening(store: SessionStore) -> None:
     session = store.session("s1")
     for m in messages:
         session.append(m)
-    with SessionStore(store.data_dir) as again:
+    with open_store() as again:
         assert again.session("s1").transcript() == messages
 
 

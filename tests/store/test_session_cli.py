@@ -27,26 +27,31 @@ def doc(*args: str) -> Any:
     return json.loads(done.stdout)
 
 
-def test_session_commands_show_compact_and_end_a_stored_session(tmp_path: Path) -> None:
-    data = str(tmp_path)
-    with SessionStore(tmp_path) as store:
+def test_session_commands_show_compact_and_end_a_stored_session(
+    location: str, tmp_path: Path
+) -> None:
+    data = str(tmp_path / "data")
+    store_args = ("--store", location)
+    with SessionStore(location) as store:
         session = store.session("s1")
         session.append({"role": "user", "content": "fix the build"})
         session.append({"role": "assistant", "content": "done"})
-    listed = doc("list", "--data-dir", data)
+    listed = doc("list", "--data-dir", data, *store_args)
     assert [(s["id"], s["messages"], s["endedAt"]) for s in listed["sessions"]] == [("s1", 2, None)]
-    shown = doc("show", "s1", "--data-dir", data)
+    shown = doc("show", "s1", "--data-dir", data, *store_args)
     assert shown["transcript"] == [
         {"role": "user", "content": "fix the build"},
         {"role": "assistant", "content": "done"},
     ]
     assert (shown["checkpoints"], shown["toolCalls"]) == ([], [])
-    record = doc("checkpoint", "s1", "--summary", "built it", "--data-dir", data)["checkpoint"]
+    record = doc("checkpoint", "s1", "--summary", "built it", "--data-dir", data, *store_args)[
+        "checkpoint"
+    ]
     assert (record["retained"], record["throughSeq"]) == (
         [{"role": "user", "content": "fix the build"}],
         1,
     )
-    assert doc("context", "s1", "--provider", "openai", "--data-dir", data) == {
+    assert doc("context", "s1", "--provider", "openai", "--data-dir", data, *store_args) == {
         "sessionId": "s1",
         "provider": "openai",
         "messages": [
@@ -54,9 +59,9 @@ def test_session_commands_show_compact_and_end_a_stored_session(tmp_path: Path) 
             {"role": "user", "content": "built it"},
         ],
     }
-    ended = doc("end", "s1", "--data-dir", data)["session"]
+    ended = doc("end", "s1", "--data-dir", data, *store_args)["session"]
     assert ended["endedAt"] is not None
-    assert doc("show", "s1", "--data-dir", data)["session"] == ended
+    assert doc("show", "s1", "--data-dir", data, *store_args)["session"] == ended
 
 
 def test_session_usage_errors_exit_2_with_nothing_on_stdout(tmp_path: Path) -> None:
@@ -69,6 +74,20 @@ def test_session_usage_errors_exit_2_with_nothing_on_stdout(tmp_path: Path) -> N
         done = cli(*args)
         assert (done.returncode, done.stdout) == (2, ""), args
         assert done.stderr
+
+
+def test_session_list_uses_the_store_from_the_environment(location: str, tmp_path: Path) -> None:
+    with SessionStore(location) as store:
+        store.session("from-env")
+    done = subprocess.run(
+        [sys.executable, "-m", "toolbound", "session", "list"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "TOOLBOUND_STORE": location, "TOOLBOUND_DATA_DIR": str(tmp_path)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert [s["id"] for s in json.loads(done.stdout)["sessions"]] == ["from-env"]
 
 
 def test_session_list_uses_the_default_data_dir_from_the_environment(tmp_path: Path) -> None:

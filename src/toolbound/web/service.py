@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 from starlette.routing import Route
 
 from toolbound.limits import DEFAULT_LIMITS, Limits
-from toolbound.store import SchemaError, SessionStore
+from toolbound.paths import default_data_dir
+from toolbound.store import SchemaError, SessionStore, store_location
 from toolbound.web.app import WebView, host_reader, page_url
 from toolbound.web.hub import Hub
 from toolbound.web.source import StoreSource
@@ -57,8 +58,11 @@ class WebService:
             workspace=workspace, data_dir=data_dir, allow_external=allow_external, limits=limits
         )
         store: SessionStore | None = None
+        scratch_dir = data_dir if data_dir is not None else default_data_dir()
         try:
-            store = SessionStore(data_dir, limits=limits)
+            store = SessionStore(
+                store_location(None, scratch_dir), limits=limits, scratch_dir=scratch_dir
+            )
         except (sqlite3.Error, OSError, SchemaError) as err:
             log.warning("toolbound: the web view shows live calls only (store: %s)", err)
         source = StoreSource(store) if store is not None else None
