@@ -26,6 +26,7 @@ from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.paths import default_data_dir
 from toolbound.store import SchemaError, SessionStore, store_location
 from toolbound.web.app import WebView, host_reader, page_url
+from toolbound.web.follow import StoreFollower
 from toolbound.web.hub import Hub
 from toolbound.web.source import StoreSource
 
@@ -42,6 +43,7 @@ class WebService:
     hub: Hub
     view: WebView
     store: SessionStore | None = None
+    follower: StoreFollower | None = None
 
     @classmethod
     def open(
@@ -51,24 +53,39 @@ class WebService:
         data_dir: Path | None,
         allow_external: Iterable[Path] = (),
         limits: Limits = DEFAULT_LIMITS,
+        store_url: str | None = None,
     ) -> WebService:
-        """The web view of the hosts serving ``workspace`` with the store in ``data_dir``."""
+        """The web view of the hosts serving ``workspace``, and of every session in the store.
+
+        The store is ``store_url``, else ``$TOOLBOUND_STORE``, else the one in
+        ``data_dir``. A PostgreSQL store is followed live (LISTEN), so the
+        running calls of other hosts sharing it stream like this host's.
+        """
         hub = Hub()
         reader = host_reader(
             workspace=workspace, data_dir=data_dir, allow_external=allow_external, limits=limits
         )
         store: SessionStore | None = None
         scratch_dir = data_dir if data_dir is not None else default_data_dir()
+        location = store_location(store_url, scratch_dir)
         try:
-            store = SessionStore(
-                store_location(None, scratch_dir), limits=limits, scratch_dir=scratch_dir
-            )
+            store = SessionStore(location, limits=limits, scratch_dir=scratch_dir)
         except (sqlite3.Error, OSError, SchemaError) as err:
             log.warning("toolbound: the web view shows live calls only (store: %s)", err)
-        source = StoreSource(store) if store is not None else None
-        return cls(hub=hub, view=WebView(hub, reader, source), store=store)
+        follower: StoreFollower | None = None
+        if store is not None and store.backend.kind == "postgresql":
+            follower = StoreFollower(str(location))
+            try:
+                follower.start()
+            except OSError as err:
+                log.warning("toolbound: the web view replays other hosts' calls only: %s", err)
+                follower = None
+        source = StoreSource(store, follower) if store is not None else None
+        return cls(hub=hub, view=WebView(hub, reader, source), store=store, follower=follower)
 
     def close(self) -> None:
+        if self.follower is not None:
+            self.follower.close()
         if self.store is not None:
             self.store.close()
 
