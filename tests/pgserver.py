@@ -55,8 +55,11 @@ def pg_bin_dir() -> Path | None:
 class PgServer:
     """One throwaway PostgreSQL cluster listening on a unix socket in its own folder."""
 
-    def __init__(self, bin_dir: Path) -> None:
+    def __init__(self, bin_dir: Path, *, durable: bool = False) -> None:
         self.bin_dir = bin_dir
+        # durable (the benchmark): fsync on, commits not waited for (as SQLite's
+        # synchronous=NORMAL in WAL mode); otherwise no fsync at all.
+        self.durable = durable
         # Short: a unix socket path must fit in 107 bytes.
         self.root = Path(tempfile.mkdtemp(prefix="tbpg-"))
         self.data = self.root / "data"
@@ -91,9 +94,10 @@ class PgServer:
             "--encoding=UTF8",
             "--no-sync",
         )
+        durability = "" if self.durable else " -c fsync=off -c full_page_writes=off"
         options = (
-            f"-k {self.root} -c listen_addresses='' -c fsync=off -c synchronous_commit=off"
-            " -c full_page_writes=off -c max_connections=200"
+            f"-k {self.root} -c listen_addresses='' -c synchronous_commit=off"
+            f" -c max_connections=200{durability}"
         )
         self._run(
             str(self.bin_dir / "pg_ctl"),
