@@ -102,3 +102,19 @@ def test_session_list_uses_the_default_data_dir_from_the_environment(tmp_path: P
     )
     assert done.returncode == 0
     assert [s["id"] for s in json.loads(done.stdout)["sessions"]] == ["from-env"]
+
+
+def test_call_records_into_the_store_it_is_given(location: str, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "toolbound", "call", "Bash", '{"command": "echo hi"}']
+        + ["--workspace", str(tmp_path), "--data-dir", str(tmp_path / "data")]
+        + ["--session", "c1", "--store", location, "--events"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    with SessionStore(location) as store:
+        (call,) = store.tool_calls("c1")
+        assert store.events(call["toolCallId"], session_id="c1") == events
