@@ -25,35 +25,28 @@ typecheck: $(STAMP)
 unit: $(STAMP) browser postgres
 	$(BIN)/pytest
 
+# $(call apt_need,PACKAGE,WHO): as root, install Debian's PACKAGE (quietly);
+# otherwise stop with the one command to run.
+apt_need = if [ "$$(id -u)" = 0 ]; then \
+	  echo "installing Debian's $(1) for $(2)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends $(1) >/dev/null || exit 1; \
+	else \
+	  echo "$(2) need $(1); run: sudo apt-get install -y $(1)" >&2; exit 1; \
+	fi
+
 # The web view's browser tests drive Debian's chromium (playwright cannot
 # download its own browsers here). Quiet when it is already installed.
 CHROMIUM := /usr/bin/chromium
 browser:
-	@if [ ! -x $(CHROMIUM) ]; then \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing Debian's chromium for the browser tests"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-	      --no-install-recommends chromium >/dev/null || exit 1; \
-	  else \
-	    echo "The browser tests need Chromium; run: sudo apt-get install -y chromium" >&2; \
-	    exit 1; \
-	  fi; \
-	fi
+	@if [ ! -x $(CHROMIUM) ]; then $(call apt_need,chromium,the browser tests); fi
 
 # The store's tests run against a real PostgreSQL too: they start their own
 # server (initdb + pg_ctl in a temp dir) from Debian's postgresql package.
 # Quiet when initdb is already there (PG_BIN names another bin folder).
 postgres:
-	@if [ -z "$$PG_BIN" ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
-	    && ! command -v pg_config >/dev/null 2>&1; then \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing Debian's postgresql for the store tests"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-	      --no-install-recommends postgresql >/dev/null || exit 1; \
-	  else \
-	    echo "The store tests need PostgreSQL; run: sudo apt-get install -y postgresql" >&2; \
-	    exit 1; \
-	  fi; \
+	@if [ -z "$$PG_BIN" ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	  $(call apt_need,postgresql,the store tests); \
 	fi
 
 test: browser postgres lint typecheck unit

@@ -12,6 +12,7 @@ Pieces:
     pg_bin_dir   where initdb and pg_ctl are (PG_BIN, pg_config, /usr/lib/postgresql)
     PgServer     start(), new_url(), stop()
     acquire, release   one shared server per test run, reference-counted
+    running      acquire() for a fixture's lifetime: ``pytest.fixture(...)(running)``
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ import shutil
 import subprocess
 import tempfile
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
+import pytest
 
 INSTALL_HINT = (
     "the PostgreSQL tests need Debian's postgresql package (initdb, pg_ctl); "
@@ -165,3 +168,15 @@ def release() -> None:
     if _users == 0 and _shared is not None:
         _shared.stop()
         _shared = None
+
+
+def running() -> Iterator[PgServer]:
+    """The shared server while a fixture lasts; no PostgreSQL fails the test, naming the fix."""
+    try:
+        server = acquire()
+    except RuntimeError as err:
+        pytest.fail(str(err))
+    try:
+        yield server
+    finally:
+        release()

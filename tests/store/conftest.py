@@ -21,14 +21,7 @@ from toolbound.store import SessionStore, is_url
 BACKENDS = ["sqlite", "postgresql"]
 
 
-@pytest.fixture(scope="session")
-def pg() -> Iterator[pgserver.PgServer]:
-    try:
-        server = pgserver.acquire()
-    except RuntimeError as err:
-        pytest.fail(str(err))
-    yield server
-    pgserver.release()
+pg = pytest.fixture(scope="session")(pgserver.running)
 
 
 @pytest.fixture(params=BACKENDS)

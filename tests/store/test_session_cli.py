@@ -12,17 +12,18 @@ from typing import Any
 from toolbound import SessionStore
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "toolbound", "session", *args],
         capture_output=True,
         text=True,
         timeout=60,
+        env=None if env is None else {**os.environ, **env},
     )
 
 
-def doc(*args: str) -> Any:
-    done = cli(*args)
+def doc(*args: str, env: dict[str, str] | None = None) -> Any:
+    done = cli(*args, env=env)
     assert (done.returncode, done.stderr) == (0, "")
     return json.loads(done.stdout)
 
@@ -79,36 +80,22 @@ def test_session_usage_errors_exit_2_with_nothing_on_stdout(tmp_path: Path) -> N
 def test_session_list_uses_the_store_from_the_environment(location: str, tmp_path: Path) -> None:
     with SessionStore(location) as store:
         store.session("from-env")
-    done = subprocess.run(
-        [sys.executable, "-m", "toolbound", "session", "list"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "TOOLBOUND_STORE": location, "TOOLBOUND_DATA_DIR": str(tmp_path)},
-    )
-    assert done.returncode == 0, done.stderr
-    assert [s["id"] for s in json.loads(done.stdout)["sessions"]] == ["from-env"]
+    listed = doc("list", env={"TOOLBOUND_STORE": location, "TOOLBOUND_DATA_DIR": str(tmp_path)})
+    assert [s["id"] for s in listed["sessions"]] == ["from-env"]
 
 
 def test_session_list_uses_the_default_data_dir_from_the_environment(tmp_path: Path) -> None:
     with SessionStore(tmp_path / "env-data") as store:
         store.session("from-env")
-    done = subprocess.run(
-        [sys.executable, "-m", "toolbound", "session", "list"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "TOOLBOUND_DATA_DIR": str(tmp_path / "env-data")},
-    )
-    assert done.returncode == 0
-    assert [s["id"] for s in json.loads(done.stdout)["sessions"]] == ["from-env"]
+    listed = doc("list", env={"TOOLBOUND_DATA_DIR": str(tmp_path / "env-data")})
+    assert [s["id"] for s in listed["sessions"]] == ["from-env"]
 
 
 def test_call_records_into_the_store_it_is_given(location: str, tmp_path: Path) -> None:
+    places = ["--workspace", str(tmp_path), "--data-dir", str(tmp_path / "data")]
+    options = [*places, "--session", "c1", "--store", location, "--events"]
     done = subprocess.run(
-        [sys.executable, "-m", "toolbound", "call", "Bash", '{"command": "echo hi"}']
-        + ["--workspace", str(tmp_path), "--data-dir", str(tmp_path / "data")]
-        + ["--session", "c1", "--store", location, "--events"],
+        [sys.executable, "-m", "toolbound", "call", "Bash", '{"command": "echo hi"}', *options],
         capture_output=True,
         text=True,
         timeout=60,

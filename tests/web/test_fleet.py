@@ -13,7 +13,7 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -41,14 +41,7 @@ asyncio.run(main(*sys.argv[1:]))
 """
 
 
-@pytest.fixture(scope="module")
-def pg() -> Iterator[pgserver.PgServer]:
-    try:
-        server = pgserver.acquire()
-    except RuntimeError as err:
-        pytest.fail(str(err))
-    yield server
-    pgserver.release()
+pg = pytest.fixture(scope="module")(pgserver.running)
 
 
 async def sse(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
