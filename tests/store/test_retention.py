@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -59,8 +60,11 @@ async def test_prune_removes_only_ended_sessions_tool_events(
 def test_prune_spares_sessions_that_ended_after_the_cutoff(store: SessionStore) -> None:
     store.session("recent").append({"role": "user", "content": "hi"})
     store.end("recent")
-    report = store.prune(ended_before=time.time() - 3600, transcripts=True)
-    assert report == PruneReport(sessions=0, tool_calls=0, tool_events=0, messages=0)
+    nothing = PruneReport(sessions=0, tool_calls=0, tool_events=0, messages=0)
+    assert store.prune(ended_before=time.time() - 3600, transcripts=True) == nothing
+    assert store.prune(ended_before=timedelta(days=1), transcripts=True) == nothing
+    an_hour_ago = datetime.now(UTC) - timedelta(hours=1)
+    assert store.prune(ended_before=an_hour_ago, transcripts=True) == nothing
     assert store.session("recent").transcript() == [{"role": "user", "content": "hi"}]
 
 

@@ -7,7 +7,7 @@ the same named migrations and the same append-only triggers as the SQLite
 file. Connections are in autocommit mode and the store opens its
 transactions itself, as it does on SQLite. Writers run side by side here, so
 a write that reads a session's state first locks the session's row
-(``SELECT ... FOR UPDATE``): appends to one session still take turns, and
+(``SELECT ... FOR NO KEY UPDATE``): appends to one session still take turns, and
 each sees what the previous one wrote.
 
 Committed tool events are announced with NOTIFY on :data:`CHANNEL`, so a web
@@ -84,7 +84,9 @@ class PostgresBackend:
     kind: Literal["sqlite", "postgresql"] = "postgresql"
     begin_write = "BEGIN"
     begin_read = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-    lock_row = " FOR UPDATE"
+    # NO KEY: the lock orders the session's writers and its end (an UPDATE of
+    # ended_at), but not the foreign-key checks of the recorder's inserts.
+    lock_row = " FOR NO KEY UPDATE"
     errors: tuple[type[BaseException], ...] = (psycopg.Error,)
 
     def __init__(self, url: str, *, busy_timeout_s: float) -> None:

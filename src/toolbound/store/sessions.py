@@ -28,7 +28,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -436,7 +436,7 @@ class Session:
 class SessionStore:
     """The session store: ``<data_dir>/toolbound.db``, or a PostgreSQL database.
 
-    ``location`` is a data dir (the SQLite file ``toolbound.db`` in it) or a
+    ``data_dir`` is a data dir (the SQLite file ``toolbound.db`` in it) or a
     ``postgresql://`` URL (every host of a fleet may share one).
     ``None`` means ``$TOOLBOUND_STORE`` if set, else the default data dir, as
     for ``ToolHost``. ``scratch_dir`` is the data dir whose ``scratch/`` this
@@ -450,12 +450,13 @@ class SessionStore:
 
     def __init__(
         self,
-        location: str | Path | None,
+        data_dir: str | Path | None,
         *,
         limits: Limits = DEFAULT_LIMITS,
         estimator: Estimator = estimate_tokens,
         scratch_dir: str | Path | None = None,
     ) -> None:
+        location = data_dir
         if location is None:
             location = os.environ.get(STORE_ENV) or default_data_dir()
         self.limits = limits
@@ -663,16 +664,24 @@ class SessionStore:
             ).fetchall()
         return {stream: {"chunks": chunks, "bytes": size} for stream, chunks, size in rows}
 
-    def prune(self, *, ended_before: float | datetime, transcripts: bool = False) -> PruneReport:
+    def prune(
+        self, *, ended_before: float | datetime | timedelta, transcripts: bool = False
+    ) -> PruneReport:
         """Remove the recorded tool calls and events of sessions that ended before a time.
 
-        ``ended_before`` is a POSIX timestamp or an aware datetime. Open
+        ``ended_before`` is a POSIX timestamp, a datetime, or a timedelta
+        (sessions that ended longer ago than that). Open
         sessions are never touched (their rows stay append-only: the
         database's triggers refuse it). The transcript, tool_use ids and
         checkpoints of the pruned sessions stay unless ``transcripts`` is
         true; the session rows always stay, ended.
         """
-        cutoff = ended_before.timestamp() if isinstance(ended_before, datetime) else ended_before
+        if isinstance(ended_before, timedelta):
+            cutoff = time.time() - ended_before.total_seconds()
+        elif isinstance(ended_before, datetime):
+            cutoff = ended_before.timestamp()
+        else:
+            cutoff = float(ended_before)
         ended = "SELECT id FROM sessions WHERE ended_at IS NOT NULL AND ended_at < ?"
         calls = f"SELECT id FROM tool_calls WHERE session_id IN ({ended})"
         with self._write() as conn:
