@@ -75,14 +75,18 @@ class Backend(Protocol):
     begin_write: str
     # Starts a read transaction that sees one snapshot across its queries.
     begin_read: str
-    # Appended to the query that reads a session's state inside a write: on an
-    # engine whose writers run side by side, it locks the session's row.
-    lock_row: str
+    # Whether writers run side by side (each write to a session then locks its
+    # row, and a session's cached state is re-read under that lock).
+    concurrent_writers: bool
     # The foreign errors of this engine's driver, mapped at the store's boundary.
     errors: tuple[type[BaseException], ...]
 
     def connect(self) -> Conn:
         """A new connection to the migrated database (StoreUnavailable if it cannot)."""
+        ...
+
+    def begin_session_write(self, conn: Conn, session_id: str) -> None:
+        """Start a write transaction that orders the writers of one session."""
         ...
 
     def conflict(self, err: BaseException) -> Conflict:
@@ -104,7 +108,7 @@ class SqliteBackend:
     kind: Literal["sqlite", "postgresql"] = "sqlite"
     begin_write = "BEGIN IMMEDIATE"
     begin_read = "BEGIN"
-    lock_row = ""
+    concurrent_writers = False
     errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
 
     def __init__(self, data_dir: Path, *, busy_timeout_s: float) -> None:
@@ -115,6 +119,10 @@ class SqliteBackend:
     def connect(self) -> Conn:
         conn: Conn = connect(self.path, busy_timeout_s=self.busy_timeout_s)
         return conn
+
+    def begin_session_write(self, conn: Conn, session_id: str) -> None:
+        """The database's one write lock orders every writer already."""
+        conn.execute(self.begin_write)
 
     def conflict(self, err: BaseException) -> Conflict:
         if not isinstance(err, sqlite3.IntegrityError):

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 import psycopg
 from psycopg import errors as pg_errors
-from psycopg import pq
+from psycopg import pq, sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from toolbound.store.backend import Conflict, Conn, Cursor, StoreUnavailable
@@ -84,9 +84,7 @@ class PostgresBackend:
     kind: Literal["sqlite", "postgresql"] = "postgresql"
     begin_write = "BEGIN"
     begin_read = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-    # NO KEY: the lock orders the session's writers and its end (an UPDATE of
-    # ended_at), but not the foreign-key checks of the recorder's inserts.
-    lock_row = " FOR NO KEY UPDATE"
+    concurrent_writers = True
     errors: tuple[type[BaseException], ...] = (psycopg.Error,)
 
     def __init__(self, url: str, *, busy_timeout_s: float) -> None:
@@ -118,6 +116,18 @@ class PostgresBackend:
             raw.close()
             raise
         return conn
+
+    def begin_session_write(self, conn: Conn, session_id: str) -> None:
+        """BEGIN and lock the session's row, in one round trip.
+
+        Its own statement, before the session's state is read: under READ
+        COMMITTED the next statement's snapshot then sees what the writer
+        that held the lock before committed. NO KEY: the lock orders the
+        session's writers and its end (an UPDATE of ended_at), but not the
+        foreign-key checks of the recorder's inserts.
+        """
+        query = sql.SQL("BEGIN; SELECT 1 FROM sessions WHERE id = {} FOR NO KEY UPDATE")
+        conn.execute(query.format(sql.Literal(session_id)).as_string())
 
     def conflict(self, err: BaseException) -> Conflict:
         if isinstance(err, pg_errors.UniqueViolation):

@@ -180,14 +180,9 @@ class Session:
     def _state(self, conn: Conn) -> tuple[int, frozenset[str], bool]:
         """The next seq, the pending tool_use ids and whether the session ended.
 
-        Inside a write it also takes the lock that orders the session's writers
-        (a no-op on SQLite, whose write transaction holds the database's lock).
+        Inside a write (``_store._write(self.id)``) it reads what the writer
+        that held the lock before committed.
         """
-        lock_row = self._store.backend.lock_row
-        if lock_row:
-            # Its own statement: the next one's snapshot then sees what the
-            # writer that held the lock before committed.
-            conn.execute("SELECT 1 FROM sessions WHERE id = ?" + lock_row, (self.id,))
         row = conn.execute(
             "SELECT (SELECT max(seq) FROM messages WHERE session_id = ?), ended_at"
             " FROM sessions WHERE id = ?",
@@ -216,8 +211,8 @@ class Session:
         provider APIs, and :class:`SessionError` when the session has ended.
         Nothing is written then.
         """
-        with self._store._write() as conn:
-            if self._next < 0 or self._store.backend.lock_row:
+        with self._store._write(self.id) as conn:
+            if self._next < 0 or self._store.backend.concurrent_writers:
                 self._state(conn)
             try:
                 return self._insert(conn, message)
@@ -313,7 +308,7 @@ class Session:
         if not isinstance(summary, str) or not summary.strip():
             raise ValueError("a checkpoint needs a non-blank summary")
         limits, estimator = self._store.limits, self._store.estimator
-        with self._store._write() as conn:
+        with self._store._write(self.id) as conn:
             next_seq, pending, _ended = self._state(conn)
             through = next_seq - 1 - (1 if pending else 0)
             rows = conn.execute(
@@ -493,10 +488,17 @@ class SessionStore:
         return self.backend.describe()
 
     @contextmanager
-    def _write(self) -> Iterator[Conn]:
-        """One write transaction, holding the database's write lock from its start."""
+    def _write(self, session_id: str | None = None) -> Iterator[Conn]:
+        """One write transaction, holding the lock that orders writers from its start.
+
+        ``session_id``: a write that reads the session's state first (append,
+        checkpoint), ordered with the session's other writers.
+        """
         with self._lock:
-            self._conn.execute(self.backend.begin_write)
+            if session_id is None:
+                self._conn.execute(self.backend.begin_write)
+            else:
+                self.backend.begin_session_write(self._conn, session_id)
             try:
                 yield self._conn
             except BaseException:
