@@ -206,10 +206,12 @@ class Session:
     def append(self, message: dict[str, Any]) -> int:
         """Append one Anthropic-shaped message; return its position (0-based).
 
-        Raises :class:`TranscriptError` (a ValueError naming the message and
-        block) when the message would make the transcript invalid for the
-        provider APIs, and :class:`SessionError` when the session has ended.
-        Nothing is written then.
+        The message is stored exactly as given, every block and key of it
+        (``toolbound.store.messages``). Raises :class:`TranscriptError` (a
+        ValueError naming the message and block) when its roles or its tool
+        pairing would make the transcript invalid for the provider APIs, and
+        :class:`SessionError` when the session has ended. Nothing is written
+        then.
         """
         with self._store._write(self.id) as conn:
             if self._next < 0 or self._store.backend.concurrent_writers:
