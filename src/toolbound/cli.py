@@ -164,17 +164,27 @@ async def _call(ns: argparse.Namespace, args: Any) -> int:
 
 def _session(ns: argparse.Namespace) -> dict[str, Any]:
     from toolbound.paths import default_data_dir
-    from toolbound.store import SessionError, SessionStore, store_location
+    from toolbound.store import PruneReport, SessionError, SessionStore, is_url, store_location
+    from toolbound.store.db import DB_NAME
 
     data_dir = Path(ns.data_dir) if ns.data_dir is not None else default_data_dir()
     location = store_location(ns.store, data_dir)
+    cutoff = 0.0
+    if ns.action == "prune":
+        if not ns.ended_before >= 0:
+            raise ValueError("--ended-before takes a number of days >= 0")
+        cutoff = time.time() - ns.ended_before * 86400
+    if not is_url(location) and not (Path(location) / DB_NAME).is_file():
+        # Nothing stored there: answer without creating the data dir or a store.
+        if ns.action == "list":
+            return {"sessions": []}
+        if ns.action == "prune":
+            return {"pruned": PruneReport(0, 0, 0, 0).to_wire(), "endedBefore": cutoff}
+        raise SessionError(f"there is no session {ns.id!r} in {location} (it holds no store)")
     with SessionStore(location, scratch_dir=data_dir) as store:
         if ns.action == "list":
             return {"sessions": [info.to_wire() for info in store.list()]}
         if ns.action == "prune":
-            if not ns.ended_before >= 0:
-                raise ValueError("--ended-before takes a number of days >= 0")
-            cutoff = time.time() - ns.ended_before * 86400
             report = store.prune(ended_before=cutoff, transcripts=ns.transcripts)
             return {"pruned": report.to_wire(), "endedBefore": cutoff}
         if ns.action == "end":

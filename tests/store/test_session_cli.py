@@ -105,3 +105,11 @@ def test_call_records_into_the_store_it_is_given(location: str, tmp_path: Path) 
     with SessionStore(location) as store:
         (call,) = store.tool_calls("c1")
         assert store.events(call["toolCallId"], session_id="c1") == events
+
+
+def test_session_commands_on_a_data_dir_without_a_store_create_nothing(tmp_path: Path) -> None:
+    empty = tmp_path / "nothing-here"
+    assert doc("list", "--data-dir", str(empty)) == {"sessions": []}
+    pruned = doc("prune", "--ended-before", "1", "--data-dir", str(empty))["pruned"]
+    assert pruned == {"sessions": 0, "toolCalls": 0, "toolEvents": 0, "messages": 0}
+    assert (cli("show", "s1", "--data-dir", str(empty)).returncode, empty.exists()) == (2, False)
