@@ -4,8 +4,8 @@ The store's queries are written once, in the SQL both engines share, with
 ``?`` placeholders; a ``Backend`` is the whole difference between them: how to
 connect, how a write transaction takes its lock, which foreign errors mean
 "the session has ended" or "another writer took this position", and how a
-committed change is announced to other processes (PostgreSQL's NOTIFY; an
-SQLite store has no other machine to tell).
+committed change is announced to other processes (PostgreSQL's NOTIFY, sent
+with the COMMIT; an SQLite store has no other machine to tell).
 
 Pieces:
     Cursor, Conn       the DB-API subset the store uses, met by sqlite3 and the
@@ -93,8 +93,8 @@ class Backend(Protocol):
         """What an error raised by a write means for the store, if it is one it knows."""
         ...
 
-    def notify(self, conn: Conn, channel: str, payload: str) -> None:
-        """Announce a change inside the current transaction (delivered on commit)."""
+    def commit_notifying(self, conn: Conn, channel: str, payloads: Sequence[str]) -> None:
+        """Commit the current transaction, announcing ``payloads`` on ``channel`` with it."""
         ...
 
     def describe(self) -> str:
@@ -131,8 +131,9 @@ class SqliteBackend:
             return "ended"
         return "taken" if "UNIQUE" in str(err) else None
 
-    def notify(self, conn: Conn, channel: str, payload: str) -> None:
-        """Nothing to do: an SQLite store is read on its own machine."""
+    def commit_notifying(self, conn: Conn, channel: str, payloads: Sequence[str]) -> None:
+        """Commit; there is no one to tell: an SQLite store is read on its own machine."""
+        conn.execute("COMMIT")
 
     def describe(self) -> str:
         return str(self.path)

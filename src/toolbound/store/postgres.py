@@ -136,8 +136,14 @@ class PostgresBackend:
             return "ended"
         return None
 
-    def notify(self, conn: Conn, channel: str, payload: str) -> None:
-        conn.execute("SELECT pg_notify(?, ?)", (channel, payload))
+    def commit_notifying(self, conn: Conn, channel: str, payloads: Sequence[str]) -> None:
+        """NOTIFY each payload and COMMIT in one round trip (one simple-query string)."""
+        statements = [
+            sql.SQL("NOTIFY {}, {}").format(sql.Identifier(channel), sql.Literal(p))
+            for p in payloads
+        ]
+        script = sql.SQL("; ").join([*statements, sql.SQL("COMMIT")])
+        conn.execute(script.as_string())
 
     def describe(self) -> str:
         return _redacted(self.url)

@@ -184,12 +184,11 @@ class CallRecorder:
                 touched: dict[str, int] = {}
                 for op in ops:
                     self._apply(conn, op, inserted, touched)
-                for tool_call_id, seq in touched.items():
-                    payload = json.dumps(
-                        {"session": self.session_id, "call": tool_call_id, "seq": seq}
-                    )
-                    self.backend.notify(conn, CHANNEL, payload)
-                conn.execute("COMMIT")
+                payloads = [
+                    json.dumps({"session": self.session_id, "call": call_id, "seq": seq})
+                    for call_id, seq in touched.items()
+                ]
+                self.backend.commit_notifying(conn, CHANNEL, payloads)
             except Exception as err:
                 # Whatever went wrong, this thread must live on and settle the
                 # waiting calls: recording is never worth a hung tool call.
