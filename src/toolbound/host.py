@@ -48,7 +48,7 @@ from toolbound.results import (
     WireModel,
 )
 from toolbound.scratch import LiveLock, Scratch, check_session_id, sweep
-from toolbound.store import CallRecorder, SchemaError, SessionStore
+from toolbound.store import CallRecorder, SchemaError, SessionStore, store_location
 from toolbound.tools import TOOL_NAMES, ToolContext, load_runner
 
 CallObserver = Callable[[dict[str, Any]], None]
@@ -160,6 +160,7 @@ class ToolHost:
         limits: Limits = DEFAULT_LIMITS,
         sandbox: str = "off",
         network: bool = True,
+        store: str | Path | None = None,
     ) -> None:
         self.limits = limits
         # Resolved once: bwrap found (or not) now, so a call never probes PATH.
@@ -169,6 +170,9 @@ class ToolHost:
             raise ValueError(f"workspace {workspace} is not a directory")
         self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
         self.data_dir = self.data_dir.absolute()
+        # Where calls are recorded: ``store`` (a data dir or a postgresql:// URL),
+        # else $TOOLBOUND_STORE, else the data dir.
+        self.store = store_location(store, self.data_dir)
         self.session_id = check_session_id(session_id or f"s-{uuid.uuid4().hex[:16]}")
         self.scratch = Scratch(self.data_dir, self.session_id)
         self.roots = Roots.create(self.workspace, self.scratch.dir, allow_external)
@@ -196,7 +200,7 @@ class ToolHost:
     def _open_store(self) -> tuple[SessionStore | None, CallRecorder | None]:
         """The session store and this session's recorder; (None, None) if unusable."""
         try:
-            store = SessionStore(self.data_dir, limits=self.limits)
+            store = SessionStore(self.store, limits=self.limits, scratch_dir=self.data_dir)
         except (sqlite3.Error, OSError, SchemaError) as err:
             log.warning("toolbound: tool calls are not recorded (%s): %s", self.data_dir, err)
             return None, None

@@ -272,7 +272,7 @@ def _end_stored_session(host: ToolHost) -> None:
     recording), never the removal.
     """
     try:
-        with SessionStore(host.data_dir, limits=host.limits) as store:
+        with SessionStore(host.store, limits=host.limits, scratch_dir=host.data_dir) as store:
             store.session(host.session_id)
             store.end(host.session_id)
     except (sqlite3.Error, OSError, SchemaError) as err:

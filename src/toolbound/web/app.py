@@ -290,15 +290,13 @@ class WebView:
         )
 
     async def _feed(self, sid: str, cid: str, after: int) -> AsyncIterator[dict[str, Any]] | None:
-        """Live from the hub while it holds the call; replayed from the store otherwise."""
+        """Live from the hub while it holds the call; from the store otherwise (replayed,
+        or followed live while another host of a shared store runs it)."""
         with contextlib.suppress(KeyError):
             return self.hub.subscribe(sid, cid, after=after)
         if self.source is None:
             return None
-        stored = await asyncio.to_thread(self.source.call_events, sid, cid)
-        if stored is None:
-            return None
-        return _replay([e for e in stored if e["seq"] > after])
+        return await self.source.follow(sid, cid, after)
 
     async def _stream(self, feed: AsyncIterator[dict[str, Any]]) -> AsyncIterator[str]:
         """SSE text of the feed's events, a comment when idle, ``end`` when it is over.
@@ -350,11 +348,6 @@ class WebView:
             args["limit"] = limit
         result = await self.reader(record.session_id, args)
         return JSONResponse(result)
-
-
-async def _replay(events: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
-    for event in events:
-        yield event
 
 
 def build_app(view: WebView) -> Starlette:
