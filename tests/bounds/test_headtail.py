@@ -155,7 +155,7 @@ def assert_true_ends(data: bytes, cut, budget: HeadTailBudget, *, held_whole: bo
     assert cut.payload.endswith(f"{cut.marker}\n{cut.tail}")
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(STREAM, SMALL_BUDGET, SMALL_BUDGET)
 def test_a_cut_keeps_a_true_prefix_and_a_true_suffix_within_the_budget(
     data: bytes, head: Budget, tail: Budget
@@ -164,7 +164,7 @@ def test_a_cut_keeps_a_true_prefix_and_a_true_suffix_within_the_budget(
     assert_true_ends(data, cut_head_tail(data, budget=budget), budget)
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(STREAM, SMALL_BUDGET, SMALL_BUDGET, st.integers(min_value=1, max_value=17))
 def test_the_capture_keeps_both_ends_and_counts_what_it_dropped(
     data: bytes, head: Budget, tail: Budget, chunk: int
@@ -189,7 +189,7 @@ def test_the_capture_keeps_both_ends_and_counts_what_it_dropped(
     assert spill.endswith(retained.tail)
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(STREAM, SMALL_BUDGET, SMALL_BUDGET, st.integers(min_value=1, max_value=17))
 def test_a_cut_of_what_the_capture_kept_is_exact_about_the_whole_stream(
     data: bytes, model: Budget, ceiling: Budget, chunk: int

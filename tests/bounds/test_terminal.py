@@ -61,6 +61,7 @@ def fed_in(text: str, cuts: list[int], *, max_rows: int = MAX_ROWS) -> str:
     return "".join(out) + collapser.finish()
 
 
+@settings(deadline=None)
 @given(st.lists(PLAIN, max_size=20), st.lists(st.sampled_from(["\n", "\r\n"]), max_size=20))
 def test_plain_text_passes_through_unchanged(lines: list[str], endings: list[str]) -> None:
     text = "".join(line + (endings[i] if i < len(endings) else "") for i, line in enumerate(lines))
@@ -68,7 +69,7 @@ def test_plain_text_passes_through_unchanged(lines: list[str], endings: list[str
     assert strip_styling(text) == Shown(text, 0, 0)
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(NOISY)
 def test_the_screen_holds_no_rewrite_and_no_escape(text: str) -> None:
     shown = collapse(text).text
@@ -77,7 +78,7 @@ def test_the_screen_holds_no_rewrite_and_no_escape(text: str) -> None:
     assert "\x08" not in shown
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(NOISY, st.lists(st.integers(min_value=0), max_size=8), st.sampled_from([2, 5, MAX_ROWS]))
 def test_a_stream_fed_in_any_chunks_collapses_as_if_fed_whole(
     text: str, cuts: list[int], max_rows: int
@@ -85,12 +86,14 @@ def test_a_stream_fed_in_any_chunks_collapses_as_if_fed_whole(
     assert fed_in(text, cuts, max_rows=max_rows) == collapse(text, max_rows=max_rows).text
 
 
+@settings(deadline=None)
 @given(NOISY.filter(lambda t: "\x1b[C" not in t and "G" not in t))
 def test_the_counts_add_up_to_the_input(text: str) -> None:
     shown = collapse(text)
     assert len(text.encode()) == len(shown.text.encode()) + shown.elided_bytes
 
 
+@settings(deadline=None)
 @given(st.lists(PLAIN, min_size=1, max_size=30), st.sampled_from(["\r", "\r\x1b[K", "\x1b[2K\r"]))
 def test_the_last_frame_of_a_progress_bar_survives(frames: list[str], rewrite: str) -> None:
     text = "building\n" + rewrite.join(frames) + "\nFINISHED OK\n"
@@ -105,6 +108,7 @@ def test_the_last_frame_of_a_progress_bar_survives(frames: list[str], rewrite: s
         assert lines[1] == frames[-1]
 
 
+@settings(deadline=None)
 @given(st.lists(st.lists(PLAIN, min_size=3, max_size=3), min_size=1, max_size=10))
 def test_the_last_frame_of_a_multi_line_bar_survives(frames: list[list[str]]) -> None:
     # docker / compose: draw N lines, move up N, erase and redraw each.
