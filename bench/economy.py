@@ -48,7 +48,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolbound.bounds.terminal import strip_styling
+from toolbound.bounds.headtail import HeadTailBudget, cut_head_tail
+from toolbound.bounds.terminal import collapse, strip_styling
+from toolbound.limits import Budget
 from toolbound.search.rg import rg_binary
 
 # The script's folder holds bench/mcp.py, which must not shadow the mcp SDK:
@@ -99,6 +101,7 @@ class Raw:
 
     text: str  # the whole output (Read: the lines from the offset on)
     lines_before: int = 0  # Read: the offset
+    streams: tuple[bytes, bytes] = (b"", b"")  # Bash: stdout, stderr
 
 
 def holds(text: str, needle: str) -> bool:
@@ -166,7 +169,9 @@ def raw_output(call: Call, workspace: Path) -> Raw:
         run = subprocess.run(
             ["bash", "-c", args["command"]], cwd=workspace, capture_output=True, timeout=300
         )
-        return Raw((run.stdout + run.stderr).decode("utf-8", "replace"))
+        return Raw(
+            (run.stdout + run.stderr).decode("utf-8", "replace"), 0, (run.stdout, run.stderr)
+        )
     if call.tool == "Glob":
         argv = [RG, "--no-config", "--files", "-g", args["pattern"], args.get("path", ".")]
     else:
@@ -245,44 +250,67 @@ def _numberless(raw: Raw, call: Call) -> str:
     return "".join(lines[: call.args.get("limit", len(lines))])
 
 
-def claude_code(call: Call, raw: Raw) -> tuple[str, bool]:
-    if call.tool == "Read":
-        text, more, _ = _read_window(raw, call, numbered=True)
-        return text, more
-    if call.tool == "Bash":
-        text, _ = _chars_head_tail(raw.text, 30_000, 0.5)
-        return text, False
-    if call.tool == "Grep":
-        return _entries(raw, 250, 500)
-    return _entries(raw, 100)
+def _head_lines(text: str, max_lines: int, max_bytes: int) -> str:
+    kept, size = [], 0
+    for line in text.splitlines(keepends=True)[:max_lines]:
+        if size + len(line.encode()) > max_bytes:
+            break
+        kept.append(line)
+        size += len(line.encode())
+    head = "".join(kept)
+    return head + "\n(output truncated)" if len(head) < len(text) else head
 
 
-def gemini(call: Call, raw: Raw) -> tuple[str, bool]:
-    if call.tool == "Read":
-        text, more, _ = _read_window(raw, call, numbered=False)
-        return text, more
-    if call.tool == "Bash":
-        text, _ = _chars_head_tail(raw.text, 40_000, 0.2)
-        return text, False
-    if call.tool == "Grep":
-        return _entries(raw, 100, 2000)
-    return raw.text, False
+@dataclass(frozen=True)
+class AnchorPolicy:
+    """A peer's published result limits, per tool (None: uncapped)."""
+
+    bash: Callable[[str], str]
+    read_numbered: bool
+    read_max_bytes: int | None
+    grep_entries: int
+    grep_columns: int | None
+    glob_entries: int | None
+
+    def __call__(self, call: Call, raw: Raw) -> tuple[str, bool]:
+        if call.tool == "Read":
+            text, more, _ = _read_window(
+                raw, call, numbered=self.read_numbered, max_bytes=self.read_max_bytes
+            )
+            return text, more
+        if call.tool == "Bash":
+            return self.bash(raw.text), False
+        if call.tool == "Grep":
+            return _entries(raw, self.grep_entries, self.grep_columns)
+        if self.glob_entries is None:
+            return raw.text, False
+        return _entries(raw, self.glob_entries)
 
 
-def opencode(call: Call, raw: Raw) -> tuple[str, bool]:
-    if call.tool == "Read":
-        text, more, _ = _read_window(raw, call, numbered=True, max_bytes=50 * 1024)
-        return text, more
-    if call.tool == "Bash":
-        kept, size = [], 0
-        for line in raw.text.splitlines(keepends=True)[:2000]:
-            if size + len(line.encode()) > 50 * 1024:
-                break
-            kept.append(line)
-            size += len(line.encode())
-        text = "".join(kept)
-        return (text + "\n(output truncated)" if len(text) < len(raw.text) else text), False
-    return _entries(raw, 100, 2000 if call.tool == "Grep" else None)
+claude_code = AnchorPolicy(
+    bash=lambda text: _chars_head_tail(text, 30_000, 0.5)[0],
+    read_numbered=True,
+    read_max_bytes=None,
+    grep_entries=250,
+    grep_columns=500,
+    glob_entries=100,
+)
+gemini = AnchorPolicy(
+    bash=lambda text: _chars_head_tail(text, 40_000, 0.2)[0],
+    read_numbered=False,
+    read_max_bytes=None,
+    grep_entries=100,
+    grep_columns=2000,
+    glob_entries=None,
+)
+opencode = AnchorPolicy(
+    bash=lambda text: _head_lines(text, 2000, 50 * 1024),
+    read_numbered=True,
+    read_max_bytes=50 * 1024,
+    grep_entries=100,
+    grep_columns=2000,
+    glob_entries=100,
+)
 
 
 ANCHORS: dict[str, Policy] = {
@@ -301,13 +329,39 @@ def simulate(policy: Policy, raws: list[Raw]) -> list[Outcome]:
         reachable = visible
         if not visible and continues:
             if call.tool == "Read":
-                _, _, next_offset = _read_window(
-                    raw, call, numbered=False, max_bytes=50 * 1024 if policy is opencode else None
-                )
+                numbered = getattr(policy, "read_numbered", False)
+                max_bytes = getattr(policy, "read_max_bytes", None)
+                _, _, next_offset = _read_window(raw, call, numbered=numbered, max_bytes=max_bytes)
                 reachable = _in_later_lines(raw, next_offset, call.needle)
             else:
                 reachable = holds(raw.text, call.needle)
         outcomes.append(Outcome(call, text, visible, reachable))
+    return outcomes
+
+
+# --- a preview of the economy profile's shell groundwork ------------------------------
+
+PREVIEW_BUDGET = HeadTailBudget.split(Budget(max_bytes=16 * 1024, max_lines=400), head_share=0.25)
+
+
+def bash_groundwork_preview(exact: list[Outcome], raws: list[Raw]) -> list[Outcome]:
+    """Not the economy profile: the exact replay with each Bash stream collapsed
+    (bounds/terminal.py) and cut head + tail (bounds/headtail.py, 16 KB / 400
+    lines, a quarter to the head). Read, Grep and Glob keep their exact text."""
+    outcomes = []
+    for outcome, raw in zip(exact, raws, strict=True):
+        if outcome.call.tool != "Bash":
+            outcomes.append(outcome)
+            continue
+        parts = []
+        for label, data in zip(("stdout", "stderr"), raw.streams, strict=True):
+            shown = collapse(data.decode("utf-8", "replace")).text
+            if shown:
+                cut = cut_head_tail(shown.encode(), budget=PREVIEW_BUDGET)
+                parts.append(f"[{label}]\n{cut.payload}")
+        text = "\n".join(parts)
+        visible = holds(text, outcome.call.needle)
+        outcomes.append(Outcome(outcome.call, text, visible, visible))
     return outcomes
 
 
@@ -337,6 +391,7 @@ def main() -> None:
         profiles = [p for p in ("exact", "economy") if profile_supported(p)]
         replays = {p: replay(p, workspace, data_dir, raws) for p in profiles}
         anchors = {name: simulate(policy, raws) for name, policy in ANCHORS.items()}
+        anchors["bash preview"] = bash_groundwork_preview(replays["exact"], raws)
 
         exact_bytes = sum(len(o.text.encode()) for o in replays["exact"])
         print(f"trace: {len(TRACE)} calls; context {CONTEXT_TOKENS:,} tokens at bytes / 4")
@@ -349,6 +404,7 @@ def main() -> None:
             print(row(name, outcomes, exact_bytes))
         if "economy" not in replays:
             print("economy: not printed, `toolbound call` has no --profile yet")
+        print("bash preview: exact, with Bash streams collapsed and cut head + tail (no spill)")
         print("\nneedles lost (neither visible nor reachable):")
         for name, outcomes in {**replays, **anchors}.items():
             lost = [

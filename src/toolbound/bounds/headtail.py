@@ -26,7 +26,7 @@ The markers follow the seed's vocabulary (``markers.py``), with the cut named
 where it happened::
 
     [truncated: kept the first 120 and the last 240 of 300001 lines; 299641 lines
-    (2088898 bytes) cut here; limit 360 lines / 16KB. Full output saved to <path>
+    (1986850 bytes) cut here; limit 360 lines / 16KB. Full output saved to <path>
     — Grep it, or Read it with offset/limit.]
     [truncated: kept the first 8192 and the last 8192 bytes of a single
     4200000-byte line; 4183616 bytes cut here; limit 360 lines / 16KB. Narrow
