@@ -86,11 +86,36 @@ def test_a_stream_fed_in_any_chunks_collapses_as_if_fed_whole(
     assert fed_in(text, cuts, max_rows=max_rows) == collapse(text, max_rows=max_rows).text
 
 
-@settings(deadline=None)
-@given(NOISY.filter(lambda t: "\x1b[C" not in t and "G" not in t))
+# Rewrites on one line and styling: every input byte is shown or counted.
+ONE_LINE_PIECES = [
+    "\r",
+    "\n",
+    "\r\n",
+    "\x08",
+    "\x1b[K",
+    "\x1b[1K",
+    "\x1b[2K",
+    "\x1b[31m",
+    "\x1b[0m",
+]
+ONE_LINE = st.lists(st.one_of(st.sampled_from(ONE_LINE_PIECES), PLAIN), max_size=40).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ONE_LINE)
 def test_the_counts_add_up_to_the_input(text: str) -> None:
     shown = collapse(text)
     assert len(text.encode()) == len(shown.text.encode()) + shown.elided_bytes
+
+
+@settings(max_examples=300, deadline=None)
+@given(NOISY)
+def test_collapsed_bytes_are_what_is_neither_shown_nor_styling(text: str) -> None:
+    # A cursor move onto a shorter line pads it with blanks it never received.
+    shown = collapse(text)
+    rest = len(text.encode()) - len(shown.text.encode()) - shown.styling_bytes
+    assert shown.collapsed_bytes == max(0, rest)
+    assert shown.styling_bytes <= len(text.encode())
 
 
 @settings(deadline=None)
