@@ -8,15 +8,17 @@ can print to what can still reach the page, or their matching-line counts
 (``file_counts``). Both passes match with the same flags (``match_args``).
 
 Pieces:
-    match_args       the flags that decide what matches, shared by both passes
-    walk_args        pass 1's rg arguments
-    content_entries  pass 2 for ``content``: the first entries by (file rank, line)
-    file_counts      pass 2 for ``count``: matching lines per file
+    match_args  the flags that decide what matches, shared by both passes
+    walk_args   pass 1's rg arguments
+    SecondPass  pass 2: ``content_entries`` (the first entries by file rank, then
+                line) and ``file_counts`` (matching lines per file)
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import IO
 
 from toolbound.arguments import GrepArgs
@@ -55,102 +57,83 @@ def walk_args(args: GrepArgs, scope: Scope) -> list[str]:
     ]
 
 
-async def content_entries(
-    args: GrepArgs,
-    *,
-    scope: Scope,
-    files: TextFiles,
-    want: int,
-    deadline: float,
-    limits: Limits,
-    abort: asyncio.Event,
-) -> tuple[list[Entry], list[RgOutcome]]:
-    """The first ``want`` entries of ``files`` (best first), searching as few as needed."""
-    heap = FirstEntries(want)
-    outcomes: list[RgOutcome] = []
-    context: list[str] = []
-    if args.before:
-        context += ["--before-context", str(args.before)]
-    if args.after:
-        context += ["--after-context", str(args.after)]
-    first, size = 0, _FIRST_BATCH_FILES
-    while (need := want - len(heap)) > 0:
-        await asyncio.to_thread(files.ensure, first + size)
-        batch = files.text[first : first + size]
-        if not batch:
-            break
-        ranks = {p: first + i for i, p in enumerate(batch)}
+@dataclass(frozen=True, slots=True)
+class SecondPass:
+    """Pass 2 of one Grep call: rg over files it names, matching as pass 1 did."""
 
-        def consume(stream: IO[bytes], ranks: dict[bytes, int] = ranks) -> None:
-            for r in read_records(stream, paths=ranks, max_chars=limits.max_line_chars):
-                heap.add(ranks[r.path], r.line, r.text, r.clipped, r.context)
+    args: GrepArgs
+    scope: Scope
+    deadline: float
+    limits: Limits
+    abort: asyncio.Event
 
-        outcome = await run_rg(
+    async def content_entries(
+        self, files: TextFiles, *, want: int
+    ) -> tuple[list[Entry], list[RgOutcome]]:
+        """The first ``want`` entries of ``files`` (best first), searching as few as needed."""
+        args = self.args
+        heap = FirstEntries(want)
+        outcomes: list[RgOutcome] = []
+        context: list[str] = []
+        if args.before:
+            context += ["--before-context", str(args.before)]
+        if args.after:
+            context += ["--after-context", str(args.after)]
+        max_chars = self.limits.max_line_chars
+        first, size = 0, _FIRST_BATCH_FILES
+        while (need := want - len(heap)) > 0:
+            await asyncio.to_thread(files.ensure, first + size)
+            batch = files.text[first : first + size]
+            if not batch:
+                break
+            ranks = {p: first + i for i, p in enumerate(batch)}
+
+            def consume(stream: IO[bytes], ranks: dict[bytes, int] = ranks) -> None:
+                for r in read_records(stream, paths=ranks, max_chars=max_chars):
+                    heap.add(ranks[r.path], r.line, r.text, r.clipped, r.context)
+
+            flags = ["--line-number", "--column", "--no-heading", "--no-context-separator"]
+            outcome = await self._run([*flags, "--max-count", str(need), *context], batch, consume)
+            outcomes.append(outcome)
+            if outcome.stopped is not None:
+                break
+            first += len(batch)
+            size = min(size * _BATCH_GROWTH, _MAX_BATCH_FILES)
+        return heap.ranked(), outcomes
+
+    async def file_counts(self, files: list[bytes]) -> tuple[dict[bytes, int], list[RgOutcome]]:
+        """Matching-line counts of ``files``."""
+        counts: dict[bytes, int] = {}
+        outcomes: list[RgOutcome] = []
+        for start in range(0, len(files), _MAX_BATCH_FILES):
+            batch = files[start : start + _MAX_BATCH_FILES]
+
+            def consume(stream: IO[bytes], given: frozenset[bytes] = frozenset(batch)) -> None:
+                counts.update(read_counts(stream, paths=given))
+
+            outcome = await self._run(["--count"], batch, consume)
+            outcomes.append(outcome)
+            if outcome.stopped is not None:
+                break
+        return counts, outcomes
+
+    async def _run(
+        self, flags: list[str], batch: list[bytes], consume: Callable[[IO[bytes]], None]
+    ) -> RgOutcome:
+        """One rg run over ``batch``: every record names its file, NUL-terminated."""
+        return await run_rg(
             [
                 *base_args(explicit_path=True),
                 "--with-filename",
-                "--line-number",
-                "--column",
                 "--null",
-                "--no-heading",
-                "--no-context-separator",
-                "--max-count",
-                str(need),
-                *context,
-                *match_args(args),
+                *flags,
+                *match_args(self.args),
                 "--",
                 *batch,
             ],
-            cwd=scope.cwd,
+            cwd=self.scope.cwd,
             consume=consume,
-            deadline=deadline,
-            abort=abort,
-            grace_s=limits.kill_grace_s,
+            deadline=self.deadline,
+            abort=self.abort,
+            grace_s=self.limits.kill_grace_s,
         )
-        outcomes.append(outcome)
-        if outcome.stopped is not None:
-            break
-        first += len(batch)
-        size = min(size * _BATCH_GROWTH, _MAX_BATCH_FILES)
-    return heap.ranked(), outcomes
-
-
-async def file_counts(
-    args: GrepArgs,
-    *,
-    scope: Scope,
-    files: list[bytes],
-    deadline: float,
-    limits: Limits,
-    abort: asyncio.Event,
-) -> tuple[dict[bytes, int], list[RgOutcome]]:
-    """Matching-line counts of ``files``."""
-    counts: dict[bytes, int] = {}
-    outcomes: list[RgOutcome] = []
-
-    for start in range(0, len(files), _MAX_BATCH_FILES):
-        batch = files[start : start + _MAX_BATCH_FILES]
-
-        def consume(stream: IO[bytes], given: frozenset[bytes] = frozenset(batch)) -> None:
-            counts.update(read_counts(stream, paths=given))
-
-        outcome = await run_rg(
-            [
-                *base_args(explicit_path=True),
-                "--with-filename",
-                "--count",
-                "--null",
-                *match_args(args),
-                "--",
-                *batch,
-            ],
-            cwd=scope.cwd,
-            consume=consume,
-            deadline=deadline,
-            abort=abort,
-            grace_s=limits.kill_grace_s,
-        )
-        outcomes.append(outcome)
-        if outcome.stopped is not None:
-            break
-    return counts, outcomes

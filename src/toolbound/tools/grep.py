@@ -66,7 +66,7 @@ from toolbound.results import (
 )
 from toolbound.search.files import TextFiles, newest_files
 from toolbound.search.page_notice import PageNotice
-from toolbound.search.passes import content_entries, file_counts, walk_args
+from toolbound.search.passes import SecondPass, walk_args
 from toolbound.search.ranking import fit_page, item_size
 from toolbound.search.rg import raise_if_fatal
 from toolbound.search.scope import Scope, resolve_scope
@@ -186,9 +186,8 @@ async def _count_result(
     deadline: float,
 ) -> GrepCountResult:
     window = files.text[args.offset : args.offset + page]
-    counts, outcomes = await file_counts(
-        args, scope=scope, files=window, deadline=deadline, limits=ctx.limits, abort=ctx.abort
-    )
+    second = SecondPass(args, scope, deadline, ctx.limits, ctx.abort)
+    counts, outcomes = await second.file_counts(window)
     return _listing_page(
         args,
         ctx,
@@ -217,15 +216,8 @@ async def _content_result(
     want: int,
     deadline: float,
 ) -> GrepContentResult:
-    entries, outcomes = await content_entries(
-        args,
-        scope=scope,
-        files=files,
-        want=want,
-        deadline=deadline,
-        limits=ctx.limits,
-        abort=ctx.abort,
-    )
+    second = SecondPass(args, scope, deadline, ctx.limits, ctx.abort)
+    entries, outcomes = await second.content_entries(files, want=want)
     window = entries[args.offset : args.offset + page]
     paths: dict[int, str] = {}
     for e in window:
