@@ -14,8 +14,8 @@ Routes (every one needs the token; without it the answer is 403):
                                                Server-Sent Events: the call's events
                                                with seq > SEQ (or after the
                                                Last-Event-ID header), live from the
-                                               hub until its result, else replayed
-                                               from the store
+                                               hub until its result, else from the
+                                               store
     GET /api/sessions/{sid}/calls/{id}/outputs/{name}?offset=&limit=
                                                a window of an output the result names
                                                (a spill file, a Read result's file),
