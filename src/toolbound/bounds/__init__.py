@@ -11,6 +11,8 @@ Pieces:
     lines     clip_line: a line body clipped at MAX_LINE_CHARS characters
     paging    Read's window over a file's bytes, as pure functions
     binary    the binary test shared by Read and Grep
+    terminal  what a terminal shows of a stream: rewrites collapsed, styling removed
+    headtail  a stream's first and last parts with a marker between (economy profile)
 """
 
 from toolbound.bounds.binary import BinaryVerdict, is_binary_file, sniff_binary
