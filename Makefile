@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test serve lint typecheck unit bench clean browser bubblewrap
+.PHONY: test serve lint typecheck unit bench clean browser bubblewrap postgres
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "toolbound needs Python 3.11 or newer")'
@@ -22,7 +22,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP) browser bubblewrap
+unit: $(STAMP) browser bubblewrap postgres
 	$(BIN)/pytest
 
 # A Debian package the tests need: installed with apt-get when missing and
@@ -52,7 +52,14 @@ BWRAP := /usr/bin/bwrap
 bubblewrap:
 	$(call debian_package,$(BWRAP),bubblewrap,the sandbox tests)
 
-test: browser bubblewrap lint typecheck unit
+# The store's tests also run against a real PostgreSQL that they start
+# themselves (initdb and pg_ctl in a temp dir) from Debian's postgresql
+# package; PG_BIN names another bin folder.
+INITDB := $(or $(firstword $(wildcard $(PG_BIN)/initdb /usr/lib/postgresql/*/bin/initdb)),/usr/lib/postgresql/bin/initdb)
+postgres:
+	$(call debian_package,$(INITDB),postgresql,the store tests)
+
+test: browser bubblewrap postgres lint typecheck unit
 
 serve: $(STAMP)
 	$(BIN)/toolbound serve --workspace .

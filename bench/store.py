@@ -1,39 +1,59 @@
-"""Benchmark the session store against raw sqlite3 (issue 6).
+"""Benchmark the session store on both backends, against raw driver inserts.
 
-Anchors, measured side by side in one run:
-- appending 100,000 messages through ``Session.append`` vs raw ``sqlite3``
-  inserts of the same rows into the same schema with the same pragmas, one
-  transaction per row as ``append`` commits (goal: ratio <= 2x); a single
-  ``executemany`` transaction is shown as well for scale;
+Measured side by side in one run, on an SQLite data dir and on a PostgreSQL
+database (a throwaway server started from Debian's postgresql package, as
+the tests start it, with fsync on and commits not waited for: the
+durability of SQLite's synchronous=NORMAL in WAL mode):
+
+- appending 100,000 messages through ``Session.append`` vs raw inserts of the
+  same rows into the same schema (``sqlite3`` / ``psycopg``), one transaction
+  per row as ``append`` commits, in alternating rounds (goal: ratio <= 2x on
+  SQLite; a single ``executemany`` transaction is shown as well for scale);
 - ``checkpoint()`` plus ``context()`` on that 100,000-message transcript
   (goal: <= 200 ms);
-- the host recording tool calls: the event loop's worst stall while a tool
-  streams 20,000 chunks, and the cost per call, with and without a store.
+- 8 processes each recording 1,000 tool calls into one store at once
+  (``ToolHost.call``, which returns once its result is committed): calls
+  per second and rows lost (goal: 0), against 8 processes inserting the
+  same rows raw, one transaction per call;
+- on SQLite, the host recording tool calls: the event loop's worst stall
+  while a tool streams 20,000 chunks, and the cost per call, with and
+  without a store.
 
-Run: ``.venv/bin/python bench/store.py``
+Run: ``.venv/bin/python bench/store.py`` (``--quick`` for a tenth of the sizes).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 import types
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import psycopg
+
 from toolbound import SessionStore, ToolHost
 from toolbound.results import GlobResult, WireModel
-from toolbound.store.db import connect
 from toolbound.tools import ToolContext
 
-N_MESSAGES = 100_000
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+import pgserver
+
+QUICK = "--quick" in sys.argv
+N_MESSAGES = 10_000 if QUICK else 100_000
 N_CHUNKS = 20_000
 N_CALLS = 300
+N_PROCS = 8
+CALLS_PER_PROC = 100 if QUICK else 1_000
+ROUNDS = 10
 
 
 def transcript(n: int) -> list[dict[str, Any]]:
@@ -74,64 +94,133 @@ def transcript(n: int) -> list[dict[str, Any]]:
     return out[:n]
 
 
-ROUNDS = 10
+class Raw:
+    """The anchor: plain driver inserts into a store's own schema, one commit per row."""
+
+    def __init__(self, location: str) -> None:
+        self.location = location
+        if location.startswith("postgresql://"):
+            self.pg: psycopg.Connection[Any] | None = psycopg.connect(location, autocommit=True)
+            self.lite: sqlite3.Connection | None = None
+        else:
+            self.pg = None
+            self.lite = sqlite3.connect(
+                Path(location) / "toolbound.db", isolation_level=None, timeout=30
+            )
+            self.lite.execute("PRAGMA journal_mode = WAL")
+            self.lite.execute("PRAGMA synchronous = NORMAL")
+
+    def transaction(self, statements: list[tuple[str, Sequence[Any]]]) -> None:
+        if self.pg is not None:
+            with self.pg.transaction():
+                for sql, params in statements:
+                    self.pg.execute(sql.replace("?", "%s"), params, prepare=True)
+            return
+        assert self.lite is not None
+        self.lite.execute("BEGIN IMMEDIATE")
+        for sql, params in statements:
+            self.lite.execute(sql, params)
+        self.lite.execute("COMMIT")
+
+    def transaction_returning(
+        self, first: str, first_params: Sequence[Any], second: str, second_params: Sequence[Any]
+    ) -> tuple[Any, ...]:
+        """Insert a call and its result event in one transaction (the raw recorder)."""
+        if self.pg is not None:
+            with self.pg.transaction():
+                row = self.pg.execute(
+                    first.replace("?", "%s"), first_params, prepare=True
+                ).fetchone()
+                assert row is not None
+                self.pg.execute(second.replace("?", "%s"), (row[0], *second_params), prepare=True)
+            return tuple(row)
+        assert self.lite is not None
+        self.lite.execute("BEGIN IMMEDIATE")
+        row = self.lite.execute(first, first_params).fetchone()
+        self.lite.execute(second, (row[0], *second_params))
+        self.lite.execute("COMMIT")
+        return tuple(row)
+
+    def executemany(self, sql: str, rows: list[Sequence[Any]]) -> None:
+        if self.pg is not None:
+            with self.pg.transaction(), self.pg.cursor() as cur:
+                cur.executemany(sql.replace("?", "%s"), rows)
+            return
+        assert self.lite is not None
+        self.lite.execute("BEGIN IMMEDIATE")
+        self.lite.executemany(sql, rows)
+        self.lite.execute("COMMIT")
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        if self.pg is not None:
+            return self.pg.execute(sql.replace("?", "%s"), params).fetchall()
+        assert self.lite is not None
+        return self.lite.execute(sql, params).fetchall()
+
+    def close(self) -> None:
+        if self.pg is not None:
+            self.pg.close()
+        if self.lite is not None:
+            self.lite.close()
 
 
-def bench_append(base: Path, messages: list[dict[str, Any]]) -> dict[str, float]:
+INSERT_MESSAGE = (
+    "INSERT INTO messages (session_id, seq, kind, body, tokens, created_at)"
+    " VALUES (?, ?, ?, ?, ?, ?)"
+)
+
+
+def bench_append(
+    new_location: Callable[[], str], messages: list[dict[str, Any]]
+) -> tuple[str, dict[str, float]]:
     """Alternate rounds of API appends and raw inserts of the same rows, so load drift
     on a shared machine hits both sides alike."""
-    insert = (
-        "INSERT INTO messages (session_id, seq, kind, body, tokens, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?)"
-    )
 
-    def raw_db(name: str) -> sqlite3.Connection:
-        (base / name).mkdir()
-        raw = connect(base / name / "toolbound.db", busy_timeout_s=5.0)
-        raw.execute("INSERT INTO sessions (id, created_at) VALUES ('bench', 0)")
+    def raw_store() -> Raw:
+        location = new_location()
+        SessionStore(location).close()  # migrated: the same schema and triggers
+        raw = Raw(location)
+        raw.transaction([("INSERT INTO sessions (id, created_at) VALUES ('bench', 0)", ())])
         return raw
 
     api_s = raw_s = 0.0
-    raw = raw_db("raw")
+    raw = raw_store()
     per_round = len(messages) // ROUNDS
-    with SessionStore(base / "api") as store:
+    api_location = new_location()
+    with SessionStore(api_location) as store:
         session = store.session("bench")
-        reader = sqlite3.connect(store.path)
+        reader = Raw(api_location)
         for r in range(ROUNDS):
             batch = messages[r * per_round : (r + 1) * per_round]
             t0 = time.perf_counter()
             for m in batch:
                 session.append(m)
             api_s += time.perf_counter() - t0
-            rows = reader.execute(
+            rows = reader.rows(
                 "SELECT session_id, seq, kind, body, tokens, created_at FROM messages"
                 " WHERE seq >= ? ORDER BY seq",
                 (r * per_round,),
-            ).fetchall()
+            )
             t0 = time.perf_counter()
             for row in rows:
-                raw.execute("BEGIN IMMEDIATE")
-                raw.execute(insert, row)
-                raw.execute("COMMIT")
+                raw.transaction([(INSERT_MESSAGE, row)])
             raw_s += time.perf_counter() - t0
-        all_rows = reader.execute(
+        all_rows = reader.rows(
             "SELECT session_id, seq, kind, body, tokens, created_at FROM messages ORDER BY seq"
-        ).fetchall()
+        )
         reader.close()
     raw.close()
 
-    raw = raw_db("raw-batch")
+    raw = raw_store()
     t0 = time.perf_counter()
-    raw.execute("BEGIN IMMEDIATE")
-    raw.executemany(insert, all_rows)
-    raw.execute("COMMIT")
+    raw.executemany(INSERT_MESSAGE, all_rows)
     batch_s = time.perf_counter() - t0
     raw.close()
-    return {"api_s": api_s, "raw_s": raw_s, "batch_s": batch_s}
+    return api_location, {"api_s": api_s, "raw_s": raw_s, "batch_s": batch_s}
 
 
-def bench_checkpoint(base: Path) -> dict[str, float]:
-    with SessionStore(base / "api") as store:
+def bench_checkpoint(location: str) -> dict[str, float]:
+    with SessionStore(location) as store:
         session = store.session("bench")
         t0 = time.perf_counter()
         record = session.checkpoint(summary="Everything so far, summarised.")
@@ -147,6 +236,112 @@ def bench_checkpoint(base: Path) -> dict[str, float]:
         "retained": len(record.retained),
         "retained_tokens": record.retained_tokens,
         "context_messages": len(context),
+    }
+
+
+RECORDER = r"""
+import asyncio, json, sys, time
+mode, location, workspace, data_dir, name, count = sys.argv[1:7]
+count = int(count)
+
+async def api():
+    from toolbound import ToolHost
+    async with ToolHost(workspace, data_dir=data_dir, session_id=name, store=location) as host:
+        print("ready", flush=True)
+        sys.stdin.readline()
+        t0 = time.perf_counter()
+        for i in range(count):
+            await host.call("Glob", {"limit": 0}, tool_call_id=f"{name}-{i}")
+        return time.perf_counter() - t0
+
+def raw():
+    sys.path.insert(0, sys.argv[7])
+    from store import Raw
+    from toolbound import SessionStore
+    with SessionStore(location, scratch_dir=data_dir) as store:
+        store.session(name)
+    db = Raw(location)
+    result = json.dumps({"error": {"code": "TOOL_INVALID_ARGUMENT", "message": "x" * 120}})
+    print("ready", flush=True)
+    sys.stdin.readline()
+    t0 = time.perf_counter()
+    for i in range(count):
+        now = time.time()
+        (call_id,) = db.transaction_returning(
+            "INSERT INTO tool_calls (session_id, tool_call_id, tool, args, started_at)"
+            " VALUES (?, ?, ?, ?, ?) RETURNING id",
+            (name, f"{name}-{i}", "Glob", '{"limit": 0}', now),
+            "INSERT INTO tool_events (call_id, seq, type, stream, data, result, created_at)"
+            " VALUES (?, 0, 'result', NULL, NULL, ?, ?)",
+            (result, now),
+        )
+    db.close()
+    return time.perf_counter() - t0
+
+elapsed = asyncio.run(api()) if mode == "api" else raw()
+print(elapsed, flush=True)
+"""
+
+
+def bench_concurrent(location: str, base: Path, mode: str) -> dict[str, float]:
+    """N_PROCS processes recording CALLS_PER_PROC calls each at once: rate and rows lost."""
+    procs = []
+    for i in range(N_PROCS):
+        name = f"{mode}-p{i}"
+        (base / name).mkdir(parents=True)
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-c",
+                    RECORDER,
+                    mode,
+                    location,
+                    str(base / name),
+                    str(base / name / "data"),
+                    name,
+                    str(CALLS_PER_PROC),
+                    str(Path(__file__).resolve().parent),
+                ],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+        )
+    try:
+        for p in procs:
+            assert p.stdout is not None
+            line = p.stdout.readline()
+            if line != "ready\n":
+                raise RuntimeError(f"a recorder did not start: {line!r}")
+        t0 = time.perf_counter()
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        outs = [p.communicate(timeout=600)[0] for p in procs]
+        wall_s = time.perf_counter() - t0
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    if any(p.returncode != 0 for p in procs):
+        raise RuntimeError(f"a recorder failed: {[p.returncode for p in procs]}")
+    raw = Raw(location)
+    prefix = f"{mode}-p%"
+    calls = raw.rows("SELECT count(*) FROM tool_calls WHERE session_id LIKE ?", (prefix,))[0][0]
+    events = raw.rows(
+        "SELECT count(*) FROM tool_events e JOIN tool_calls c ON c.id = e.call_id"
+        " WHERE c.session_id LIKE ? AND e.type = 'result'",
+        (prefix,),
+    )[0][0]
+    raw.close()
+    expected = N_PROCS * CALLS_PER_PROC
+    return {
+        "calls_per_s": expected / wall_s,
+        "lost": (expected - calls) + (expected - events),
+        "slowest_s": max(float(out.split()[-1]) for out in outs),
     }
 
 
@@ -205,63 +400,107 @@ def bench_host(base: Path) -> dict[str, dict[str, float]]:
     }
 
 
-def main() -> None:
-    messages = transcript(N_MESSAGES)
-    with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp)
-        a = bench_append(base, messages)
-        c = bench_checkpoint(base)
-        h = bench_host(base)
-        size = sum(len(json.dumps(m)) for m in messages)
+def bench_backend(
+    name: str, new_location: Callable[[], str], base: Path, messages: list[dict[str, Any]]
+) -> list[tuple[str, str, str]]:
+    location, a = bench_append(new_location, messages)
+    c = bench_checkpoint(location)
+    shared = new_location()
+    SessionStore(shared, scratch_dir=base / "scratch").close()
+    api = bench_concurrent(shared, base / f"{name}-api", "api")
+    raw = bench_concurrent(shared, base / f"{name}-raw", "raw")
     ratio = a["api_s"] / a["raw_s"]
     cp_ms = (c["checkpoint_s"] + c["context_s"]) * 1000
-    rows = [
+    n = len(messages)
+    k = N_PROCS * CALLS_PER_PROC
+    return [
         (
-            "append 100k: Session.append",
+            f"{name}: append {n}: Session.append",
             f"{a['api_s']:.2f} s",
-            f"{a['api_s'] / N_MESSAGES * 1e6:.1f} us/msg",
+            f"{a['api_s'] / n * 1e6:.1f} us/msg",
         ),
         (
-            "append 100k: raw sqlite3, 1 txn/row",
+            f"{name}: append {n}: raw, 1 txn/row",
             f"{a['raw_s']:.2f} s",
-            f"{a['raw_s'] / N_MESSAGES * 1e6:.1f} us/msg",
+            f"{a['raw_s'] / n * 1e6:.1f} us/msg",
         ),
-        ("append 100k: raw sqlite3, 1 txn", f"{a['batch_s']:.2f} s", "(scale only)"),
-        ("ratio API / raw (goal <= 2x)", f"{ratio:.2f}x", "PASS" if ratio <= 2 else "MISS"),
+        (f"{name}: append {n}: raw, 1 txn", f"{a['batch_s']:.2f} s", "(scale only)"),
+        (f"{name}: ratio append / raw", f"{ratio:.2f}x", "goal <= 2x on sqlite"),
         (
-            "checkpoint() on 100k",
+            f"{name}: checkpoint() on {n}",
             f"{c['checkpoint_s'] * 1000:.1f} ms",
             f"{c['retained']} retained, {c['retained_tokens']} tokens",
         ),
         (
-            "context() after it",
+            f"{name}: context() after it",
             f"{c['context_s'] * 1000:.1f} ms",
             f"{c['context_messages']} messages",
         ),
         (
-            "checkpoint + context (goal <= 200 ms)",
+            f"{name}: checkpoint + context",
             f"{cp_ms:.1f} ms",
-            "PASS" if cp_ms <= 200 else "MISS",
+            "PASS" if cp_ms <= 200 else "MISS (goal <= 200 ms)",
         ),
-        ("context(provider='openai')", f"{c['openai_s'] * 1000:.1f} ms", ""),
+        (f"{name}: context(provider='openai')", f"{c['openai_s'] * 1000:.1f} ms", ""),
         (
-            f"stream {N_CHUNKS} chunks, recorded",
+            f"{name}: {N_PROCS} procs x {CALLS_PER_PROC} calls, ToolHost",
+            f"{api['calls_per_s']:.0f} calls/s",
+            f"{api['lost']} rows lost of {2 * k}",
+        ),
+        (
+            f"{name}: {N_PROCS} procs x {CALLS_PER_PROC} calls, raw inserts",
+            f"{raw['calls_per_s']:.0f} calls/s",
+            f"{raw['lost']} rows lost of {2 * k}",
+        ),
+        (
+            f"{name}: ratio raw / ToolHost rate",
+            f"{raw['calls_per_s'] / api['calls_per_s']:.2f}x",
+            "(the host also runs the tool)",
+        ),
+    ]
+
+
+def main() -> None:
+    messages = transcript(N_MESSAGES)
+    size = sum(len(json.dumps(m)) for m in messages)
+    bin_dir = pgserver.pg_bin_dir()
+    if bin_dir is None:
+        sys.exit(pgserver.INSTALL_HINT)
+    server = pgserver.PgServer(bin_dir, durable=True).start()
+    rows: list[tuple[str, str, str]] = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            base = Path(tmp)
+            counter = iter(range(1_000_000))
+            rows += bench_backend(
+                "sqlite", lambda: str(base / f"db{next(counter)}"), base, messages
+            )
+            rows += bench_backend("postgresql", server.new_url, base, messages)
+            h = bench_host(base)
+    finally:
+        server.stop()
+    rows += [
+        (
+            f"sqlite: stream {N_CHUNKS} chunks, recorded",
             f"{h['recorded']['stream_s'] * 1000:.0f} ms",
             f"worst loop stall {h['recorded']['stall_s'] * 1000:.1f} ms",
         ),
         (
-            f"stream {N_CHUNKS} chunks, no store",
+            f"sqlite: stream {N_CHUNKS} chunks, no store",
             f"{h['unrecorded']['stream_s'] * 1000:.0f} ms",
             f"worst loop stall {h['unrecorded']['stall_s'] * 1000:.1f} ms",
         ),
-        ("host.call, recorded", f"{h['recorded']['call_s'] * 1000:.2f} ms/call", ""),
-        ("host.call, no store", f"{h['unrecorded']['call_s'] * 1000:.2f} ms/call", ""),
+        ("sqlite: host.call, recorded", f"{h['recorded']['call_s'] * 1000:.2f} ms/call", ""),
+        ("sqlite: host.call, no store", f"{h['unrecorded']['call_s'] * 1000:.2f} ms/call", ""),
     ]
-    print(f"transcript: {N_MESSAGES} messages, {size / 1e6:.1f} MB of JSON")
+    print(
+        f"transcript: {N_MESSAGES} messages, {size / 1e6:.1f} MB of JSON;"
+        f" load average {os.getloadavg()[0]:.2f}"
+    )
     width = max(len(r[0]) for r in rows)
-    print(f"{'measure':<{width}}  {'value':>14}  note")
+    print(f"{'measure':<{width}}  {'value':>16}  note")
     for name, value, note in rows:
-        print(f"{name:<{width}}  {value:>14}  {note}")
+        print(f"{name:<{width}}  {value:>16}  {note}")
 
 
 if __name__ == "__main__":

@@ -144,6 +144,10 @@ def test_error_result_shape_and_codes() -> None:
             "TOOL_INVALID_PATTERN",
             "TOOL_UNKNOWN",
             "TOOL_SANDBOX_UNAVAILABLE",
+            "TOOL_NO_MATCH",
+            "TOOL_AMBIGUOUS_MATCH",
+            "TOOL_NOT_READ",
+            "TOOL_FILE_CHANGED",
         ]
     )
 

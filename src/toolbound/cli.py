@@ -6,8 +6,10 @@ error); with ``--events`` it prints JSON Lines: every chunk event, then the
 result event; with ``--text`` the result's model text (``model_text``) instead
 of its JSON, with the same exit status.
 ``toolbound tools`` prints ``builtin_tool_defs()``.
-``toolbound session list|show ID|context ID|checkpoint ID --summary TEXT|end ID``
-prints the session store's view as one JSON document.
+``toolbound session list|show ID|context ID|checkpoint ID --summary TEXT|end ID|
+prune --ended-before DAYS [--transcripts]`` prints the session store's view as
+one JSON document. ``--store URL`` (else ``$TOOLBOUND_STORE``, else the data
+dir) names the store: a data dir or a ``postgresql://`` URL.
 ``toolbound serve`` runs the MCP server and the web view (``toolbound.serve``,
 imported only then).
 
@@ -28,6 +30,7 @@ import json
 import os
 import socket
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -75,6 +78,16 @@ def _add_sandbox(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_store(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--store",
+        default=None,
+        metavar="URL",
+        help="the session store: a postgresql:// URL or a data dir "
+        "(default: $TOOLBOUND_STORE, else the data dir)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolbound", description="A tool host for AI coding agents, with bounded results."
@@ -85,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument("tool", help="Read, Glob, Grep or Bash")
     call.add_argument("args", help="the tool's arguments as a JSON object")
     _add_places(call)
+    _add_store(call)
     call.add_argument("--session", default=CLI_SESSION, help="session id")
     shown = call.add_mutually_exclusive_group()
     shown.add_argument("--events", action="store_true", help="print JSON Lines events")
@@ -113,13 +127,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_places(serve)
     _add_sandbox(serve)
+    _add_store(serve)
 
     tools = sub.add_parser("tools", help="print the tool definitions")
     tools.add_argument("--format", choices=["anthropic", "openai", "mcp"], default="anthropic")
 
     session = sub.add_parser("session", help="inspect and compact stored sessions")
     actions = session.add_subparsers(dest="action", required=True)
-    _add_places(actions.add_parser("list", help="every session"), workspace=False)
+    for action, text in (
+        ("list", "every session"),
+        ("prune", "remove the recorded tool calls of sessions that ended long ago"),
+    ):
+        p = actions.add_parser(action, help=text)
+        _add_places(p, workspace=False)
+        _add_store(p)
+        if action == "prune":
+            p.add_argument(
+                "--ended-before",
+                type=float,
+                required=True,
+                metavar="DAYS",
+                help="prune sessions that ended more than DAYS days ago",
+            )
+            p.add_argument(
+                "--transcripts",
+                action="store_true",
+                help="remove their transcripts and checkpoints too",
+            )
     for action, text in (
         ("show", "a session: its info, transcript, checkpoints and tool calls"),
         ("context", "the messages the model gets for a session"),
@@ -129,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = actions.add_parser(action, help=text)
         p.add_argument("id", help="session id")
         _add_places(p, workspace=False)
+        _add_store(p)
         if action == "context":
             p.add_argument("--provider", choices=["anthropic", "openai"], default="anthropic")
         if action == "checkpoint":
@@ -172,6 +207,7 @@ async def _call(ns: argparse.Namespace, args: Any) -> int:
         allow_external=ns.allow_external,
         sandbox=ns.sandbox,
         network=ns.network,
+        store=ns.store,
     ) as host:
         last: dict[str, Any] = {}
         async for event in host.stream(ns.tool, args):
@@ -192,23 +228,34 @@ async def _call(ns: argparse.Namespace, args: Any) -> int:
 
 def _session(ns: argparse.Namespace) -> dict[str, Any]:
     from toolbound.paths import default_data_dir
-    from toolbound.store import SessionError, SessionStore
+    from toolbound.store import PruneReport, SessionError, SessionStore, is_url, store_location
     from toolbound.store.db import DB_NAME
 
     data_dir = Path(ns.data_dir) if ns.data_dir is not None else default_data_dir()
-    if not (data_dir / DB_NAME).is_file():
+    location = store_location(ns.store, data_dir)
+    cutoff = 0.0
+    if ns.action == "prune":
+        if not ns.ended_before >= 0:
+            raise ValueError("--ended-before takes a number of days >= 0")
+        cutoff = time.time() - ns.ended_before * 86400
+    if not is_url(location) and not (Path(location) / DB_NAME).is_file():
         # Nothing stored there: answer without creating the data dir or a store.
         if ns.action == "list":
             return {"sessions": []}
-        raise SessionError(f"there is no session {ns.id!r} in {data_dir} (it holds no store)")
-    with SessionStore(data_dir) as store:
+        if ns.action == "prune":
+            return {"pruned": PruneReport(0, 0, 0, 0).to_wire(), "endedBefore": cutoff}
+        raise SessionError(f"there is no session {ns.id!r} in {location} (it holds no store)")
+    with SessionStore(location, scratch_dir=data_dir) as store:
         if ns.action == "list":
             return {"sessions": [info.to_wire() for info in store.list()]}
+        if ns.action == "prune":
+            report = store.prune(ended_before=cutoff, transcripts=ns.transcripts)
+            return {"pruned": report.to_wire(), "endedBefore": cutoff}
         if ns.action == "end":
             return {"session": store.end(ns.id).to_wire()}
         session = store.get(ns.id)
         if session is None:
-            raise SessionError(f"there is no session {ns.id!r} in {store.data_dir}")
+            raise SessionError(f"there is no session {ns.id!r} in {store.describe()}")
         if ns.action == "show":
             return {
                 "session": session.info().to_wire(),
@@ -263,6 +310,9 @@ def _serve(ns: argparse.Namespace) -> int:
             check_loopback(http[0])
     except ValueError as err:
         return _usage(str(err))
+    if ns.store is not None:
+        # Every host of the server, and its web view, records into this store.
+        os.environ["TOOLBOUND_STORE"] = ns.store
     # Imported here: the mcp SDK costs about 2 s, which `toolbound call` never pays.
     from toolbound.serve import ServeOptions, serve
 
@@ -295,12 +345,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(_dump(builtin_tool_defs(DEFAULT_LIMITS, ns.format)) + "\n")
         return 0
     if ns.command == "session":
-        import sqlite3
+        from toolbound.store import driver_errors
 
         try:
             document = _session(ns)
-        except (ValueError, OSError, sqlite3.Error) as err:
-            return _usage(str(err))
+        except Exception as err:
+            if isinstance(err, (ValueError, OSError, *driver_errors())):
+                return _usage(str(err))
+            raise
         sys.stdout.write(_dump(document) + "\n")
         return 0
     if ns.command == "call":

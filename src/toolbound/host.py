@@ -41,7 +41,13 @@ from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.paths import Roots, default_data_dir, path_error
 from toolbound.results import ChunkEvent, ResultEvent, Stream, ToolError, WireModel
 from toolbound.scratch import LiveLock, Scratch, check_session_id, sweep
-from toolbound.store import CallRecorder, SchemaError, SessionError, SessionStore
+from toolbound.store import (
+    CallRecorder,
+    SchemaError,
+    SessionError,
+    SessionStore,
+    store_location,
+)
 from toolbound.tools.registry import spec_for
 
 CallObserver = Callable[[dict[str, Any]], None]
@@ -153,6 +159,7 @@ class ToolHost:
         limits: Limits = DEFAULT_LIMITS,
         sandbox: str = "off",
         network: bool = True,
+        store: str | Path | None = None,
     ) -> None:
         self.limits = limits
         # Resolved once: bwrap found (or not) now, so a call never probes PATH.
@@ -162,6 +169,9 @@ class ToolHost:
             raise ValueError(f"workspace {workspace} is not a directory")
         self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
         self.data_dir = self.data_dir.absolute()
+        # Where calls are recorded: ``store`` (a data dir or a postgresql:// URL),
+        # else $TOOLBOUND_STORE, else the data dir.
+        self.store = store_location(store, self.data_dir)
         self.session_id = check_session_id(session_id or f"s-{uuid.uuid4().hex[:16]}")
         self.scratch = Scratch(self.data_dir, self.session_id)
         self.roots = Roots.create(self.workspace, self.scratch.dir, allow_external)
@@ -189,7 +199,7 @@ class ToolHost:
     def _open_store(self) -> tuple[SessionStore | None, CallRecorder | None]:
         """The session store and this session's recorder; (None, None) if unusable."""
         try:
-            store = SessionStore(self.data_dir, limits=self.limits)
+            store = SessionStore(self.store, limits=self.limits, scratch_dir=self.data_dir)
         except (sqlite3.Error, OSError, SchemaError) as err:
             log.warning("toolbound: tool calls are not recorded (%s): %s", self.data_dir, err)
             return None, None

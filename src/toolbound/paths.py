@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolbound.results import ErrorCode, Root, ToolError
+from toolbound.search.names import real_name
 
 
 def default_data_dir() -> Path:
@@ -137,6 +138,8 @@ class Roots:
             raise ToolError(ErrorCode.INVALID_ARGUMENT, "The path contains a NUL byte.")
         expanded = os.path.expanduser(path) if path.startswith("~") else path
         joined = os.path.join(self.workspace, expanded)
+        if (raw := real_name(joined)) is not None and not os.path.lexists(joined):
+            joined = os.fsdecode(raw)  # a non-UTF-8 name as Glob and Grep show it
         real = _resolve_racing(joined, path)
         root = self.root_of(real)
         if root is None:

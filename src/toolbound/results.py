@@ -37,6 +37,10 @@ class ErrorCode(StrEnum):
     INVALID_PATTERN = "TOOL_INVALID_PATTERN"
     UNKNOWN = "TOOL_UNKNOWN"
     SANDBOX_UNAVAILABLE = "TOOL_SANDBOX_UNAVAILABLE"
+    NO_MATCH = "TOOL_NO_MATCH"
+    AMBIGUOUS_MATCH = "TOOL_AMBIGUOUS_MATCH"
+    NOT_READ = "TOOL_NOT_READ"
+    FILE_CHANGED = "TOOL_FILE_CHANGED"
 
 
 class ToolError(Exception):
@@ -99,6 +103,8 @@ class GrepMatch(WireModel):
     path: str
     line: int
     text: str
+    # True on a before/after line; absent on a match.
+    context: bool | None = _optional()
 
 
 class GrepContentResult(WireModel):

@@ -7,13 +7,13 @@ sessionless HTTP (the 2026-07-28 era), see ``conftest.py``.
 from __future__ import annotations
 
 import os
-import time
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
 import pytest
 
+from support import wait_for_async
 from toolbound.mcp_server import CHUNK_META_KEY
 from toolbound.tooldefs import tool_defs
 
@@ -31,15 +31,6 @@ def text_of(result: types.CallToolResult) -> str:
     block = result.content[0]
     assert isinstance(block, types.TextContent)
     return block.text
-
-
-async def wait_until(predicate: Any, what: str) -> None:
-    """Poll ``predicate`` until it holds; fail after WAIT_S."""
-    deadline = time.monotonic() + WAIT_S
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        await anyio.sleep(0.02)
 
 
 def alive(pid: int) -> bool:
@@ -198,9 +189,10 @@ async def test_bash_chunks_arrive_as_progress_notifications(connect: Connect) ->
             )
 
         # Notifications are delivered by tasks of their own, so they may trail the result.
-        await wait_until(
+        await wait_for_async(
             lambda: chunks("stdout") == "one\nthree\n" and chunks("stderr") == "two\n",
             "every chunk as a progress notification",
+            timeout_s=WAIT_S,
         )
         params = notes()
         assert [p.progress for p in params] == [float(i + 1) for i in range(len(params))]
@@ -225,12 +217,16 @@ async def test_a_cancelled_call_stops_its_process_tree_and_the_server_keeps_serv
                     pytest.fail("the hung command returned")
 
                 tg.start_soon(hung)
-                await wait_until(
-                    lambda: shell.stat().st_size > 0 if shell.exists() else False, "pid"
+                await wait_for_async(
+                    lambda: shell.stat().st_size > 0 if shell.exists() else False,
+                    "pid",
+                    timeout_s=WAIT_S,
                 )
                 tg.cancel_scope.cancel()
         pids = [int(shell.read_text()), int(child.read_text())]
-        await wait_until(lambda: not any(alive(p) for p in pids), "the process tree to be gone")
+        await wait_for_async(
+            lambda: not any(alive(p) for p in pids), "the process tree to be gone", timeout_s=WAIT_S
+        )
         result = await conn.client.call_tool("Bash", {"command": "echo still here"})
         assert text_of(result) == "[exit status 0]\n<stdout>\nstill here\n</stdout>"
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import sys
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ from toolbound.bounds import CHECKPOINT_MARKER
 from toolbound.store import message_tokens
 
 LIMIT = DEFAULT_LIMITS.checkpoint_retained_tokens
+MESSAGE_ROWS = "SELECT * FROM messages ORDER BY session_id, seq"
 
 
 def user(text: str) -> dict[str, Any]:
@@ -38,14 +38,6 @@ def results(ids: list[str], content: str, text: str | None = None) -> dict[str, 
     if text:
         blocks.append({"type": "text", "text": text})
     return {"role": "user", "content": blocks}
-
-
-def rows(db: Path) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute("SELECT * FROM messages ORDER BY session_id, seq").fetchall()
-    finally:
-        conn.close()
 
 
 def pairs_are_complete(context: list[dict[str, Any]]) -> bool:
@@ -97,7 +89,9 @@ with SessionStore(sys.argv[1]) as store:
 
 
 def test_criterion_14_parallel_batch_compacts_to_a_bounded_marked_context_after_restart(
-    tmp_path: Path,
+    open_store: Callable[..., SessionStore],
+    location: str,
+    raw: Callable[[str], list[tuple[Any, ...]]],
 ) -> None:
     ids = [f"toolu_{i:02d}" for i in range(8)]
     # A user message of about 30,000 tokens, with distinct head and tail.
@@ -106,11 +100,11 @@ def test_criterion_14_parallel_batch_compacts_to_a_bounded_marked_context_after_
     result_text = "".join(f"{i:07d} build output ok\n" for i in range(4096))  # 96 KB
     assert len(result_text) == 96 * 1024
     turn = [user(big), calls(*ids), results(ids, result_text)]
-    with SessionStore(tmp_path) as store:
+    with open_store() as store:
         session = store.session("s14")
         for m in turn:
             session.append(m)
-        before = rows(store.path)
+        before = raw(MESSAGE_ROWS)
         record = session.checkpoint(summary="Read the log; all eight builds passed.")
         after_message = user("now deploy")
         session.append(after_message)
@@ -133,7 +127,7 @@ def test_criterion_14_parallel_batch_compacts_to_a_bounded_marked_context_after_
     assert result_text not in json.dumps(context)
 
     reopened = subprocess.run(
-        [sys.executable, "-c", CRITERION_14, str(tmp_path)],
+        [sys.executable, "-c", CRITERION_14, location],
         capture_output=True,
         text=True,
         timeout=60,
@@ -148,7 +142,7 @@ def test_criterion_14_parallel_batch_compacts_to_a_bounded_marked_context_after_
     ]
     assert seen["checkpoint"] == record.to_wire()
     assert seen["transcript"] == [*turn, after_message]
-    assert rows(tmp_path / "toolbound.db")[:3] == before
+    assert raw(MESSAGE_ROWS)[:3] == before
 
 
 def test_checkpoint_keeps_only_user_authored_messages_newest_first(store: SessionStore) -> None:
@@ -233,15 +227,17 @@ def test_the_latest_checkpoint_decides_the_context(store: SessionStore) -> None:
     assert [c.summary for c in session.checkpoints()] == ["first summary", "second summary"]
 
 
-def test_checkpoint_rows_never_change_the_transcript_rows(store: SessionStore) -> None:
+def test_checkpoint_rows_never_change_the_transcript_rows(
+    store: SessionStore, raw: Callable[[str], list[tuple[Any, ...]]]
+) -> None:
     session = store.session("s1")
     for i in range(5):
         session.append(user(f"message {i} " + "z" * 30_000))
         session.append({"role": "assistant", "content": f"reply {i}"})
-    before = rows(store.path)
+    before = raw(MESSAGE_ROWS)
     session.checkpoint(summary="compacted")
     session.checkpoint(summary="again")
-    assert rows(store.path) == before
+    assert raw(MESSAGE_ROWS) == before
 
 
 def test_a_crossing_cjk_message_is_cut_between_characters_within_budget(
@@ -266,3 +262,24 @@ def test_a_checkpoint_needs_a_summary_and_may_cover_nothing(store: SessionStore)
     record = session.checkpoint(summary="nothing yet")
     assert (record.through_seq, record.retained, record.retained_tokens) == (-1, (), 0)
     assert session.context() == [user("nothing yet")]
+
+
+def test_a_second_checkpoint_builds_on_the_last_summary(store: SessionStore) -> None:
+    session = store.session("s1")
+    assert session.last_summary() is None
+    session.append(user("fix the build"))
+    session.checkpoint(summary="Found the broken rule in the Makefile.")
+    session.append(user("and the tests"))
+    previous = session.last_summary()
+    assert previous == "Found the broken rule in the Makefile."
+    record = session.checkpoint(summary=f"{previous} Then fixed two failing tests.")
+    assert session.last_summary() == record.summary
+    assert [c.summary for c in session.checkpoints()] == [
+        "Found the broken rule in the Makefile.",
+        "Found the broken rule in the Makefile. Then fixed two failing tests.",
+    ]
+    assert session.context() == [
+        user("fix the build"),
+        user("and the tests"),
+        user("Found the broken rule in the Makefile. Then fixed two failing tests."),
+    ]

@@ -11,12 +11,14 @@ import time
 from pathlib import Path
 
 from toolbound import SessionStore
+from toolbound.store import is_url
 
 APPENDER = r"""
 import sys
 from toolbound import SessionStore
-data_dir, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
-with SessionStore(data_dir) as store:
+from toolbound.store import is_url
+location, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with SessionStore(location) as store:
     session = store.session("shared")
     print("ready", flush=True)
     sys.stdin.readline()  # start together with the other appender
@@ -28,10 +30,10 @@ with SessionStore(data_dir) as store:
 PER_PROCESS = 400
 
 
-def test_two_processes_appending_to_one_session_lose_nothing(tmp_path: Path) -> None:
+def test_two_processes_appending_to_one_session_lose_nothing(location: str) -> None:
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", APPENDER, str(tmp_path), name, str(PER_PROCESS)],
+            [sys.executable, "-c", APPENDER, location, name, str(PER_PROCESS)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -57,7 +59,7 @@ def test_two_processes_appending_to_one_session_lose_nothing(tmp_path: Path) -> 
                 p.kill()
             p.communicate(timeout=30)
     assert [p.returncode for p in procs] == [0, 0], [err for _, err in outputs]
-    with SessionStore(tmp_path) as store:
+    with SessionStore(location) as store:
         texts = [m["content"] for m in store.session("shared").transcript()]
     expected = {f"{name} {i}" for name in ("left", "right") for i in range(PER_PROCESS)}
     assert sorted(texts) == sorted(expected)
@@ -70,11 +72,11 @@ def test_two_processes_appending_to_one_session_lose_nothing(tmp_path: Path) -> 
 
 
 def test_kill_9_during_appends_leaves_a_consistent_database_with_every_commit(
-    tmp_path: Path,
+    location: str,
 ) -> None:
     committed: list[int] = []
     with subprocess.Popen(
-        [sys.executable, "-c", APPENDER, str(tmp_path), "victim", "1000000"],
+        [sys.executable, "-c", APPENDER, location, "victim", "1000000"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -96,13 +98,14 @@ def test_kill_9_during_appends_leaves_a_consistent_database_with_every_commit(
     assert proc.returncode == -signal.SIGKILL
     assert committed == list(range(300))
 
-    conn = sqlite3.connect(tmp_path / "toolbound.db")
-    try:
-        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
-    finally:
-        conn.close()
-    with SessionStore(tmp_path) as store:
+    if not is_url(location):
+        conn = sqlite3.connect(Path(location) / "toolbound.db")
+        try:
+            assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+            assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        finally:
+            conn.close()
+    with SessionStore(location) as store:
         session = store.session("shared")
         texts = [m["content"] for m in session.transcript()]
         # Every acknowledged append survived, in order, and nothing half-written follows.

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from toolbound import DEFAULT_LIMITS, SessionStore, ToolHost, model_text
+from toolbound.store import is_url
 
 
-async def test_an_invalid_read_call_is_recorded_with_its_result(tmp_path: Path) -> None:
-    async with ToolHost(workspace=tmp_path, data_dir=tmp_path / "data", session_id="s1") as host:
+async def test_an_invalid_read_call_is_recorded_with_its_result(
+    tmp_path: Path, location: str, open_store: Callable[..., SessionStore]
+) -> None:
+    async with ToolHost(
+        workspace=tmp_path, data_dir=tmp_path / "data", session_id="s1", store=location
+    ) as host:
         events = [e async for e in host.stream("Read", {"path": 5}, tool_call_id="c1")]
-        with SessionStore(tmp_path / "data") as store:
+        with open_store() as store:
             assert store.events("c1") == events
             (recorded,) = store.tool_calls("s1")
     assert isinstance(recorded.pop("startedAt"), float)
@@ -27,10 +34,14 @@ async def test_an_invalid_read_call_is_recorded_with_its_result(tmp_path: Path) 
     assert events[-1]["result"]["error"]["code"] == "TOOL_INVALID_ARGUMENT"
 
 
-async def test_an_unknown_tool_call_is_recorded_too(tmp_path: Path) -> None:
-    async with ToolHost(workspace=tmp_path, data_dir=tmp_path, session_id="s1") as host:
-        result = await host.call("Edit", {}, tool_call_id="c2")
-    with SessionStore(tmp_path) as store:
+async def test_an_unknown_tool_call_is_recorded_too(
+    tmp_path: Path, location: str, open_store: Callable[..., SessionStore]
+) -> None:
+    async with ToolHost(
+        workspace=tmp_path, data_dir=tmp_path, session_id="s1", store=location
+    ) as host:
+        result = await host.call("Frobnicate", {}, tool_call_id="c2")
+    with open_store() as store:
         assert store.events("c2") == [
             {
                 "type": "result",
@@ -43,15 +54,19 @@ async def test_an_unknown_tool_call_is_recorded_too(tmp_path: Path) -> None:
         assert store.events("c2", session_id="other") == []
 
 
-async def test_a_bash_calls_chunks_replay_with_the_same_seq_values(tmp_path: Path) -> None:
+async def test_a_bash_calls_chunks_replay_with_the_same_seq_values(
+    tmp_path: Path, location: str, open_store: Callable[..., SessionStore]
+) -> None:
     command = (
         "for i in $(seq 300); do echo out $i; echo err $i >&2; "
         "[ $((i % 100)) = 0 ] && sleep 0.1; done; echo 'done ✓'"
     )
-    async with ToolHost(workspace=tmp_path, data_dir=tmp_path, session_id="s1") as host:
+    async with ToolHost(
+        workspace=tmp_path, data_dir=tmp_path, session_id="s1", store=location
+    ) as host:
         events = [e async for e in host.stream("Bash", {"command": command}, tool_call_id="b1")]
         # Recorded before the result was handed out: replayable while the host lives.
-        with SessionStore(tmp_path) as store:
+        with open_store() as store:
             replayed = store.events("b1")
     assert replayed == events
     assert [e["seq"] for e in events] == list(range(len(events)))
@@ -63,15 +78,17 @@ async def test_a_bash_calls_chunks_replay_with_the_same_seq_values(tmp_path: Pat
     assert events[-1]["result"]["exitCode"] == 0
 
 
-async def test_host_start_sweeps_scratch_dirs_of_ended_sessions(tmp_path: Path) -> None:
-    with SessionStore(tmp_path) as store:
+async def test_host_start_sweeps_scratch_dirs_of_ended_sessions(
+    tmp_path: Path, location: str
+) -> None:
+    with SessionStore(location, scratch_dir=tmp_path) as store:
         store.session("old")
         store.session("open")
         store.end("old")
     for sid in ("old", "open"):
         # A straggler wrote into the ended session's dir after it ended.
         (tmp_path / "scratch" / sid / "tool-output").mkdir(parents=True)
-    async with ToolHost(workspace=tmp_path, data_dir=tmp_path, session_id="new"):
+    async with ToolHost(workspace=tmp_path, data_dir=tmp_path, session_id="new", store=location):
         pass
     assert sorted(p.name for p in (tmp_path / "scratch").iterdir()) == ["open"]
 
@@ -91,23 +108,54 @@ async def test_an_unusable_data_dir_costs_the_recording_not_the_call(
     assert result["error"]["code"] == "TOOL_INVALID_ARGUMENT"
 
 
-async def test_a_store_that_stays_locked_delays_the_result_at_most_the_busy_timeout(
+async def test_an_unreachable_postgresql_store_costs_the_recording_not_the_call(
     tmp_path: Path,
+) -> None:
+    nowhere = f"postgresql://toolbound@/toolbound?host={tmp_path / 'no-server'}"
+    async with ToolHost(
+        workspace=tmp_path, data_dir=tmp_path, session_id="s1", store=nowhere
+    ) as host:
+        result = await host.call("Glob", {"limit": 0})
+    assert result["error"]["code"] == "TOOL_INVALID_ARGUMENT"
+
+
+def lock_out_writers(location: str) -> Callable[[], None]:
+    """Hold the lock every writer of the store needs; the returned function lets go."""
+    if is_url(location):
+        pg_conn = psycopg.connect(location, autocommit=True)
+        pg_conn.execute("BEGIN")
+        pg_conn.execute("LOCK TABLE tool_calls IN ACCESS EXCLUSIVE MODE")
+
+        def release_pg() -> None:
+            pg_conn.execute("ROLLBACK")
+            pg_conn.close()
+
+        return release_pg
+    conn = sqlite3.connect(Path(location) / "toolbound.db", isolation_level=None)
+    conn.execute("BEGIN EXCLUSIVE")
+
+    def release() -> None:
+        conn.execute("ROLLBACK")
+        conn.close()
+
+    return release
+
+
+async def test_a_store_that_stays_locked_delays_the_result_at_most_the_busy_timeout(
+    tmp_path: Path, location: str, open_store: Callable[..., SessionStore]
 ) -> None:
     limits = DEFAULT_LIMITS.replace(store_busy_timeout_s=0.2)
     async with ToolHost(
-        workspace=tmp_path, data_dir=tmp_path, session_id="s1", limits=limits
+        workspace=tmp_path, data_dir=tmp_path, session_id="s1", limits=limits, store=location
     ) as host:
-        blocker = sqlite3.connect(tmp_path / "toolbound.db", isolation_level=None)
-        blocker.execute("BEGIN EXCLUSIVE")
+        release = lock_out_writers(location)
         try:
-            result = await asyncio.wait_for(host.call("Edit", {}, tool_call_id="c1"), 10)
+            result = await asyncio.wait_for(host.call("Frobnicate", {}, tool_call_id="c1"), 10)
         finally:
-            blocker.execute("ROLLBACK")
-            blocker.close()
-        later = await host.call("Edit", {}, tool_call_id="c2")
+            release()
+        later = await host.call("Frobnicate", {}, tool_call_id="c2")
     assert result["error"]["code"] == "TOOL_UNKNOWN"
-    with SessionStore(tmp_path) as store:
+    with open_store() as store:
         assert store.events("c1") == []
         assert store.events("c2") == [
             {

@@ -12,41 +12,47 @@ from typing import Any
 from toolbound import SessionStore
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "toolbound", "session", *args],
         capture_output=True,
         text=True,
         timeout=60,
+        env=None if env is None else {**os.environ, **env},
     )
 
 
-def doc(*args: str) -> Any:
-    done = cli(*args)
+def doc(*args: str, env: dict[str, str] | None = None) -> Any:
+    done = cli(*args, env=env)
     assert (done.returncode, done.stderr) == (0, "")
     return json.loads(done.stdout)
 
 
-def test_session_commands_show_compact_and_end_a_stored_session(tmp_path: Path) -> None:
-    data = str(tmp_path)
-    with SessionStore(tmp_path) as store:
+def test_session_commands_show_compact_and_end_a_stored_session(
+    location: str, tmp_path: Path
+) -> None:
+    data = str(tmp_path / "data")
+    store_args = ("--store", location)
+    with SessionStore(location) as store:
         session = store.session("s1")
         session.append({"role": "user", "content": "fix the build"})
         session.append({"role": "assistant", "content": "done"})
-    listed = doc("list", "--data-dir", data)
+    listed = doc("list", "--data-dir", data, *store_args)
     assert [(s["id"], s["messages"], s["endedAt"]) for s in listed["sessions"]] == [("s1", 2, None)]
-    shown = doc("show", "s1", "--data-dir", data)
+    shown = doc("show", "s1", "--data-dir", data, *store_args)
     assert shown["transcript"] == [
         {"role": "user", "content": "fix the build"},
         {"role": "assistant", "content": "done"},
     ]
     assert (shown["checkpoints"], shown["toolCalls"]) == ([], [])
-    record = doc("checkpoint", "s1", "--summary", "built it", "--data-dir", data)["checkpoint"]
+    record = doc("checkpoint", "s1", "--summary", "built it", "--data-dir", data, *store_args)[
+        "checkpoint"
+    ]
     assert (record["retained"], record["throughSeq"]) == (
         [{"role": "user", "content": "fix the build"}],
         1,
     )
-    assert doc("context", "s1", "--provider", "openai", "--data-dir", data) == {
+    assert doc("context", "s1", "--provider", "openai", "--data-dir", data, *store_args) == {
         "sessionId": "s1",
         "provider": "openai",
         "messages": [
@@ -54,9 +60,9 @@ def test_session_commands_show_compact_and_end_a_stored_session(tmp_path: Path) 
             {"role": "user", "content": "built it"},
         ],
     }
-    ended = doc("end", "s1", "--data-dir", data)["session"]
+    ended = doc("end", "s1", "--data-dir", data, *store_args)["session"]
     assert ended["endedAt"] is not None
-    assert doc("show", "s1", "--data-dir", data)["session"] == ended
+    assert doc("show", "s1", "--data-dir", data, *store_args)["session"] == ended
 
 
 def test_session_usage_errors_exit_2_with_nothing_on_stdout(tmp_path: Path) -> None:
@@ -71,15 +77,39 @@ def test_session_usage_errors_exit_2_with_nothing_on_stdout(tmp_path: Path) -> N
         assert done.stderr
 
 
+def test_session_list_uses_the_store_from_the_environment(location: str, tmp_path: Path) -> None:
+    with SessionStore(location) as store:
+        store.session("from-env")
+    listed = doc("list", env={"TOOLBOUND_STORE": location, "TOOLBOUND_DATA_DIR": str(tmp_path)})
+    assert [s["id"] for s in listed["sessions"]] == ["from-env"]
+
+
 def test_session_list_uses_the_default_data_dir_from_the_environment(tmp_path: Path) -> None:
     with SessionStore(tmp_path / "env-data") as store:
         store.session("from-env")
+    listed = doc("list", env={"TOOLBOUND_DATA_DIR": str(tmp_path / "env-data")})
+    assert [s["id"] for s in listed["sessions"]] == ["from-env"]
+
+
+def test_call_records_into_the_store_it_is_given(location: str, tmp_path: Path) -> None:
+    places = ["--workspace", str(tmp_path), "--data-dir", str(tmp_path / "data")]
+    options = [*places, "--session", "c1", "--store", location, "--events"]
     done = subprocess.run(
-        [sys.executable, "-m", "toolbound", "session", "list"],
+        [sys.executable, "-m", "toolbound", "call", "Bash", '{"command": "echo hi"}', *options],
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, "TOOLBOUND_DATA_DIR": str(tmp_path / "env-data")},
     )
-    assert done.returncode == 0
-    assert [s["id"] for s in json.loads(done.stdout)["sessions"]] == ["from-env"]
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    with SessionStore(location) as store:
+        (call,) = store.tool_calls("c1")
+        assert store.events(call["toolCallId"], session_id="c1") == events
+
+
+def test_session_commands_on_a_data_dir_without_a_store_create_nothing(tmp_path: Path) -> None:
+    empty = tmp_path / "nothing-here"
+    assert doc("list", "--data-dir", str(empty)) == {"sessions": []}
+    pruned = doc("prune", "--ended-before", "1", "--data-dir", str(empty))["pruned"]
+    assert pruned == {"sessions": 0, "toolCalls": 0, "toolEvents": 0, "messages": 0}
+    assert (cli("show", "s1", "--data-dir", str(empty)).returncode, empty.exists()) == (2, False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -157,10 +158,64 @@ async def test_a_walk_past_the_timeout_returns_truncated(tmp_path: Path, ws: Pat
     }
 
 
-async def test_a_glob_names_ignored_files_in_visible_folders_as_rg_does(
+def git_repo(ws: Path) -> None:
+    """A repo as an agent meets it: .git objects, a gitignored node_modules, dot dirs."""
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    write(ws, ".git/objects/ab/cdef0123", "blob", age=1)
+    write(ws, ".gitignore", "node_modules/\n*.log\n.env*\n!.env.example\n", age=9)
+    write(ws, "node_modules/lib/index.js", age=1)
+    write(ws, ".cache/tmp.js", age=1)
+    write(ws, "debug.log", age=1)
+    write(ws, ".eslintrc.js", age=1)
+    write(ws, ".env", age=1)
+    write(ws, ".env.example", age=5)
+    write(ws, "src/app.js", age=3)
+    write(ws, "src/util/fmt.js", age=4)
+    write(ws, "README.md", age=2)
+
+
+@pytest.mark.parametrize("pattern", ["*", "**", "**/*", "**/**"])
+async def test_a_pattern_never_lifts_an_ignore_rule(host: ToolHost, ws: Path, pattern: str) -> None:
+    # What plain `rg --files` lists: no .git, no ignored file or folder, no dot
+    # folder, no dot file unless an ignore file re-includes it (.env.example).
+    git_repo(ws)
+    assert await glob(host, pattern=pattern) == listing(
+        "README.md", "src/app.js", "src/util/fmt.js", ".env.example"
+    )
+
+
+async def test_narrower_patterns_never_lift_an_ignore_rule_either(host: ToolHost, ws: Path) -> None:
+    git_repo(ws)
+    assert await glob(host, pattern="src/*") == listing("src/app.js")
+    assert await glob(host, pattern="*.js") == listing("src/app.js", "src/util/fmt.js")
+    assert await glob(host, pattern="*.log") == listing()
+    assert await glob(host, pattern=".env*") == listing(".env.example")
+    assert await glob(host, pattern="**/objects/**") == listing()
+    assert await glob(host, pattern="!*.js") == listing("README.md", ".env.example")
+
+
+async def test_only_an_explicit_path_reaches_into_an_ignored_or_hidden_folder(
     host: ToolHost, ws: Path
 ) -> None:
-    write(ws, ".gitignore", "*.log\nbuild/\n")
-    write(ws, "debug.log", age=2)
-    write(ws, "build/out.log", age=1)
-    assert await glob(host, pattern="*.log") == listing("debug.log")
+    git_repo(ws)
+    assert await glob(host, pattern="*", path="node_modules") == listing(
+        "node_modules/lib/index.js"
+    )
+    assert await glob(host, pattern="**/*.js", path=".cache") == listing(".cache/tmp.js")
+
+
+async def test_a_gitignored_pyc_is_not_listed_by_a_pattern_naming_it(
+    host: ToolHost, ws: Path
+) -> None:
+    write(ws, ".gitignore", "*.pyc\n__pycache__/\n")
+    write(ws, "a.pyc", age=2)
+    write(ws, "__pycache__/b.cpython-311.pyc", age=1)
+    write(ws, "keep.py", age=3)
+    assert await glob(host, pattern="**/*.pyc") == listing()
+    assert await glob(host, pattern="**/*.py*") == listing("keep.py")
+
+
+async def test_file_names_are_reported_whole(host: ToolHost, ws: Path) -> None:
+    write(ws, "two\nlines.txt", age=1)
+    write(ws, "tab\tand space.txt", age=2)
+    assert await glob(host, pattern="*.txt") == listing("two\nlines.txt", "tab\tand space.txt")

@@ -5,15 +5,17 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import time
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from support import write
+from support import wait_for_async, write
 from toolbound import ToolHost
 from toolbound.limits import DEFAULT_LIMITS, Limits
+from toolbound.mcp_server import payload_text
+from toolbound.search.names import real_name
 
 
 async def grep(host: ToolHost, **args: Any) -> dict[str, Any]:
@@ -22,6 +24,11 @@ async def grep(host: ToolHost, **args: Any) -> dict[str, Any]:
 
 def m(path: str, line: int, text: str) -> dict[str, Any]:
     return {"path": path, "line": line, "text": text}
+
+
+def c(path: str, line: int, text: str) -> dict[str, Any]:
+    """A context line (before/after a match)."""
+    return {"path": path, "line": line, "text": text, "context": True}
 
 
 async def test_matches_come_newest_file_first_then_by_line(host: ToolHost, ws: Path) -> None:
@@ -251,6 +258,39 @@ async def test_a_line_far_longer_than_the_budget_costs_one_clipped_entry(
     ]
 
 
+async def test_a_match_deep_in_a_giant_minified_line_is_shown(host: ToolHost, ws: Path) -> None:
+    # A 9.6 MB one-line bundle matched at character 600,000: the window holds
+    # the match, a quarter of the clip before it.
+    limit = DEFAULT_LIMITS.max_line_chars
+    line = "var a=1;" * 75_000 + "needle()" + "b=2;" * 2_250_000
+    write(ws, "bundle.min.js", line + "\n")
+    at = line.index("needle")
+    assert at == 600_000
+    assert await grep(host, pattern="needle") == {
+        "matches": [m("bundle.min.js", 1, line[at - limit // 4 : at - limit // 4 + limit])],
+        "count": 1,
+        "files": 1,
+        "truncated": False,
+        "notice": f"1 line was clipped at {limit} characters.",
+    }
+
+
+async def test_the_match_window_is_cut_on_characters_and_ends_with_the_line(
+    host: ToolHost, ws: Path
+) -> None:
+    limit = DEFAULT_LIMITS.max_line_chars
+    middle = "\u00e9" * 50_000 + "needle" + "\u20ac" * 50_000
+    late = "\u00e9" * 50_000 + "needle" + "\u20ac" * 10
+    early = "x" * 100 + "needle" + "y" * 5_000
+    write(ws, "w.txt", "\n".join([middle, late, early]) + "\n")
+    at = 50_000
+    assert [e["text"] for e in (await grep(host, pattern="needle"))["matches"]] == [
+        middle[at - limit // 4 : at - limit // 4 + limit],
+        late[-limit:],
+        early[:limit],
+    ]
+
+
 async def test_the_page_stops_at_the_byte_budget_and_the_next_page_continues(
     host: ToolHost, ws: Path
 ) -> None:
@@ -320,13 +360,20 @@ async def test_context_lines_are_entries_with_their_own_line_numbers(
 ) -> None:
     write(ws, "c.txt", "1\n2\nhit 3\n4\n5\n6\n7\nhit 8\n9\n")
     assert (await grep(host, pattern="hit", before=1, after=1))["matches"] == [
-        m("c.txt", 2, "2"),
+        c("c.txt", 2, "2"),
         m("c.txt", 3, "hit 3"),
-        m("c.txt", 4, "4"),
-        m("c.txt", 7, "7"),
+        c("c.txt", 4, "4"),
+        c("c.txt", 7, "7"),
         m("c.txt", 8, "hit 8"),
-        m("c.txt", 9, "9"),
+        c("c.txt", 9, "9"),
     ]
+
+
+async def test_context_lines_are_marked_in_the_model_text(host: ToolHost, ws: Path) -> None:
+    # As ripgrep prints them: `path:12:text` for a match, `path-12-text` for context.
+    write(ws, "c.txt", "1\nhit 2\n3\n")
+    result = await grep(host, pattern="hit", before=1, after=1)
+    assert payload_text("Grep", result) == "c.txt-1-1\nc.txt:2:hit 2\nc.txt-3-3"
 
 
 async def test_a_multiline_match_gives_an_entry_per_line(host: ToolHost, ws: Path) -> None:
@@ -397,10 +444,8 @@ async def test_an_abort_stops_the_search_and_returns_what_it_has(host: ToolHost,
     for i in range(200):
         write(ws, f"d{i % 10}/f{i}.txt", "hit\n" * 50)
     call = asyncio.create_task(host.call("Grep", {"pattern": "hit"}, tool_call_id="g1"))
-    deadline = time.monotonic() + 10
-    while not host.abort("g1"):
-        assert time.monotonic() < deadline, "the call never started"
-        await asyncio.sleep(0)
+    # Abort the moment the call runs: yield to it once per try.
+    await wait_for_async(lambda: host.abort("g1"), "the call to start", poll_s=0)
     result = await asyncio.wait_for(call, 10)
     assert result["truncated"] is True
     assert result["notice"].startswith(
@@ -429,12 +474,95 @@ def test_an_unreadable_folder_is_skipped_and_counted(
     }
 
 
-async def test_a_file_name_that_is_not_utf8_is_shown_with_replacement_characters(
+async def test_a_file_name_that_is_not_utf8_is_shown_with_its_bad_bytes_escaped(
     host: ToolHost, ws: Path
 ) -> None:
-    write(ws, os.fsdecode(b"d/caf\xe9.txt"), "hit\n")
-    assert (await grep(host, pattern="hit"))["matches"] == [m("d/caf\ufffd.txt", 1, "hit")]
-    assert (await host.call("Glob", {"pattern": "**/*.txt"}))["matches"] == ["d/caf\ufffd.txt"]
+    # Valid UTF-8 (and JSON) that still names the file: \xHH for each bad byte,
+    # and in such a name a backslash doubled.
+    write(ws, os.fsdecode(b"d/caf\xe9\\x.txt"), "hit\n", age=2)
+    write(ws, "d/caf\u00e9.txt", "hit\n", age=1)
+    shown = "d/caf\\xe9\\\\x.txt"
+    assert (await grep(host, pattern="hit"))["matches"] == [
+        m("d/caf\u00e9.txt", 1, "hit"),
+        m(shown, 1, "hit"),
+    ]
+    assert (await grep(host, pattern="hit", outputMode="count"))["counts"] == [
+        {"path": "d/caf\u00e9.txt", "count": 1},
+        {"path": shown, "count": 1},
+    ]
+    assert (await host.call("Glob", {"pattern": "**/*.txt"}))["matches"] == [
+        "d/caf\u00e9.txt",
+        shown,
+    ]
+    assert real_name(shown) == b"d/caf\xe9\\x.txt"
+    # Read takes the shown name back (paths.Roots.resolve undoes the escape).
+    assert (await host.call("Read", {"path": shown}))["content"] == "hit\n"
+    json.dumps(shown, ensure_ascii=False).encode("utf-8")  # no lone surrogate in it
+
+
+async def test_a_file_name_with_a_newline_survives_every_pass(host: ToolHost, ws: Path) -> None:
+    write(ws, "two\nlines.txt", "a\nhit here\n", age=1)
+    write(ws, "lines.txt", "nothing\n", age=2)
+    assert await grep(host, pattern="hit") == {
+        "matches": [m("two\nlines.txt", 2, "hit here")],
+        "count": 1,
+        "files": 1,
+        "truncated": False,
+    }
+    assert (await grep(host, pattern="hit", outputMode="count"))["counts"] == [
+        {"path": "two\nlines.txt", "count": 1}
+    ]
+    assert (await grep(host, pattern="hit", outputMode="filesWithMatches"))["files"] == [
+        "two\nlines.txt"
+    ]
+    assert (await grep(host, pattern="hit", before=1))["matches"] == [
+        c("two\nlines.txt", 1, "a"),
+        m("two\nlines.txt", 2, "hit here"),
+    ]
+
+
+def _git_repo(ws: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    write(ws, ".git/objects/ab/cdef", "hit\n")
+    write(ws, ".gitignore", "node_modules/\n*.log\n!.prettierrc.js\n")
+    write(ws, "node_modules/lib/index.js", "hit\n")
+    write(ws, ".cache/tmp.js", "hit\n")
+    write(ws, "debug.log", "hit\n")
+    write(ws, ".eslintrc.js", "hit\n")
+    write(ws, ".prettierrc.js", "hit\n", age=3)
+    write(ws, "src/app.js", "hit\n", age=1)
+    write(ws, "README.md", "hit\n", age=2)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "found"),
+    [
+        ({"glob": "*"}, ["src/app.js", "README.md", ".prettierrc.js"]),
+        ({"glob": "**/*"}, ["src/app.js", "README.md", ".prettierrc.js"]),
+        ({"glob": "*.js"}, ["src/app.js", ".prettierrc.js"]),
+        ({"glob": "*.log"}, []),
+        ({"glob": "src/*"}, ["src/app.js"]),
+        ({"glob": "!*.md"}, ["src/app.js", ".prettierrc.js"]),
+        ({"type": "js"}, ["src/app.js", ".prettierrc.js"]),
+        ({"type": "js", "glob": "src/**"}, ["src/app.js"]),
+    ],
+)
+async def test_glob_and_type_never_lift_an_ignore_rule(
+    host: ToolHost, ws: Path, arguments: dict[str, Any], found: list[str]
+) -> None:
+    # Only what plain `rg --files` lists is searched: no .git, no gitignored
+    # file or folder, no dot folder, no dot file an ignore file did not re-include.
+    _git_repo(ws)
+    result = await grep(host, pattern="hit", outputMode="filesWithMatches", **arguments)
+    assert result == {"files": found, "count": len(found), "truncated": False}
+
+
+async def test_an_explicit_path_still_reaches_into_an_ignored_folder_with_a_glob(
+    host: ToolHost, ws: Path
+) -> None:
+    _git_repo(ws)
+    result = await grep(host, pattern="hit", path="node_modules", glob="*.js")
+    assert result["matches"] == [m("node_modules/lib/index.js", 1, "hit")]
 
 
 async def test_the_rg_on_path_is_never_used(

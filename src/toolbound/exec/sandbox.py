@@ -2,8 +2,8 @@
 
 Modes (``SandboxPolicy``):
 
-- ``off``: no confinement; today's tree tracking (``exec.tree``) finds and stops
-  the tree.
+- ``off``: no confinement; the tree tracking of ``exec.members`` finds the
+  tree and ``exec.stopping`` stops it.
 - ``read-only``: the whole file system read-only, a private ``/tmp`` (a tmpfs
   that dies with the call), a minimal ``/dev`` and the sandbox's own ``/proc``.
 - ``workspace-write``: the same, plus the workspace and this session's scratch
@@ -37,7 +37,7 @@ How a confined call runs::
   the keeper or is reparented to it (``setsid`` and double forks included), so
   the walk from the keeper finds them all; SIGKILL to the keeper makes the
   kernel kill the whole namespace at once. ``--die-with-parent`` and the host's
-  guard (``exec.tree``) kill it when the host dies.
+  guard (``exec.guard``) kill it when the host dies.
 - **Stopping.** SIGTERM to every member but the keeper, a grace in which they
   exit, then SIGKILL to the keeper; the monitor then exits and is reaped.
   ``--die-with-parent`` follows the thread that spawned bwrap: spawn from a
@@ -71,16 +71,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, cast
 
-from toolbound.exec.tree import (
-    Launch,
-    Shell,
-    Tree,
-    children_of,
-    read_proc,
-    send,
-    spawn_shell,
-    spawn_tree,
-)
+from toolbound.exec.members import children_of, read_proc
+from toolbound.exec.stopping import send
+from toolbound.exec.tree import Launch, Shell, Tree, spawn_shell, spawn_tree
 from toolbound.results import ErrorCode, ToolError
 from toolbound.scratch import Scratch
 

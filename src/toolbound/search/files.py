@@ -13,6 +13,11 @@ others go, those others may belong in the result, so the walk is run again
 sniffing every file that would enter the heap (slower, and rare: rg itself
 already skips files with a NUL byte).
 
+Glob's pattern and Grep's ``glob``/``type`` filter what the walk lists without
+lifting an ignore rule (search/select.py): rg is narrowed by a file type, the
+exact glob is tested here before a file is stat'ed, and a dot file that only
+the type let through waits for a plain walk to confirm it.
+
 Pieces:
     Found         the newest files, how the walk ended
     newest_files  run rg, keep the ``capacity`` newest files
@@ -32,8 +37,9 @@ from toolbound.bounds.binary import BINARY_EXTENSIONS
 from toolbound.context import ToolContext
 from toolbound.limits import Limits
 from toolbound.search.ranking import NewestFiles
-from toolbound.search.rg import RgOutcome, run_rg
-from toolbound.search.scope import Scope, mtime_ns, split_nul
+from toolbound.search.rg import RgOutcome, base_args, run_rg
+from toolbound.search.scope import Scope, split_nul
+from toolbound.search.select import NO_SELECTION, FileSelection, is_dot_file
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,21 +67,35 @@ async def newest_files(
     ctx: ToolContext,
     capacity: int,
     deadline: float,
+    selection: FileSelection = NO_SELECTION,
     sniff: Sniff = "none",
 ) -> Found:
     """Run ``rg ARGS --null -- TARGET`` and keep the ``capacity`` newest printed files.
 
+    Only files ``selection`` keeps are ranked (its flags are added to ARGS).
     ``sniff`` skips binary files as they would enter the heap: by extension
     only, or by extension and content.
     """
     heap = NewestFiles(capacity)
     cwd = os.fsencode(scope.cwd)
     limits = ctx.limits
+    held: list[bytes] = []
+    hold = selection.holds_dot_files
+    test = selection.printed_test()
 
-    def consume(stream: IO[bytes]) -> None:
-        for printed in split_nul(stream):
-            mtime = mtime_ns(cwd, printed)
-            if mtime is None or not heap.would_keep(mtime, printed):
+    def offer(batch: list[bytes], cwd_fd: int | None) -> None:
+        # The per-file loop of every walk: locals only, no call it can spare.
+        # A stat relative to the held folder descriptor resolves only the
+        # file's own components: about 20% less per stat than the absolute
+        # path on the 100k-file bench tree.
+        would_keep, add, stat = heap.would_keep, heap.add, os.stat
+        prefix = b"" if cwd_fd is not None else cwd + b"/"
+        for printed in batch:
+            try:
+                mtime = stat(prefix + printed, dir_fd=cwd_fd).st_mtime_ns
+            except OSError:
+                continue  # gone since rg listed it
+            if not would_keep(mtime, printed):
                 continue
             if sniff != "none" and _binary_extension(printed):
                 continue
@@ -83,17 +103,67 @@ async def newest_files(
                 os.fsdecode(cwd + b"/" + printed), limits=limits
             ):
                 continue
-            heap.add(mtime, printed)
+            add(mtime, printed)
+
+    def consume(stream: IO[bytes]) -> None:
+        with _Folder(cwd) as cwd_fd:
+            for batch in split_nul(stream):
+                if test is not None:
+                    batch = [p for p in batch if test(p)]
+                if hold and any(b"/." in p for p in batch):
+                    held.extend(p for p in batch if is_dot_file(p))
+                    batch = [p for p in batch if not is_dot_file(p)]
+                offer(batch, cwd_fd)
+
+    def confirm(stream: IO[bytes]) -> None:
+        waiting = set(held)
+        with _Folder(cwd) as cwd_fd:
+            for batch in split_nul(stream):
+                offer([p for p in batch if p in waiting], cwd_fd)
 
     outcome = await run_rg(
-        [*args, "--null", "--", scope.target],
+        [*args, *selection.rg_args(), "--null", "--", scope.target],
         cwd=scope.cwd,
         consume=consume,
         deadline=deadline,
         abort=ctx.abort,
         grace_s=ctx.limits.kill_grace_s,
     )
+    if held and outcome.stopped is None and outcome.returncode != 2:
+        await run_rg(
+            [
+                *base_args(explicit_path=scope.explicit),
+                "--files",
+                *selection.confirm_args(),
+                "--null",
+                "--",
+                scope.target,
+            ],
+            cwd=scope.cwd,
+            consume=confirm,
+            deadline=deadline,
+            abort=ctx.abort,
+            grace_s=ctx.limits.kill_grace_s,
+        )
     return Found(heap.ranked(), outcome, overflowed=heap.overflowed)
+
+
+class _Folder:
+    """An open descriptor of the searched folder (None if it cannot be opened)."""
+
+    def __init__(self, path: bytes) -> None:
+        self.path = path
+
+    def __enter__(self) -> int | None:
+        try:
+            self.fd: int | None = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            self.fd = None  # stat by absolute path instead
+        return self.fd
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
 
 
 class TextFiles:

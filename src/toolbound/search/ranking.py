@@ -89,6 +89,8 @@ class Entry:
     line: int
     text: str
     clipped: bool
+    # A before/after line shown around a match, not a match.
+    context: bool = False
 
 
 class FirstEntries:
@@ -97,10 +99,10 @@ class FirstEntries:
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         # Negated keys: heap[0] is the entry ranking last.
-        self._heap: list[tuple[int, int, str, bool]] = []
+        self._heap: list[tuple[int, int, str, bool, bool]] = []
 
-    def add(self, rank: int, line: int, text: str, clipped: bool) -> None:
-        item = (-rank, -line, text, clipped)
+    def add(self, rank: int, line: int, text: str, clipped: bool, context: bool = False) -> None:
+        item = (-rank, -line, text, clipped, context)
         if len(self._heap) < self.capacity:
             heapq.heappush(self._heap, item)
         elif item > self._heap[0]:
@@ -111,7 +113,7 @@ class FirstEntries:
 
     def ranked(self) -> list[Entry]:
         """The kept entries in order (rank, then line)."""
-        return [Entry(-r, -n, t, c) for r, n, t, c in sorted(self._heap, reverse=True)]
+        return [Entry(-r, -n, t, c, x) for r, n, t, c, x in sorted(self._heap, reverse=True)]
 
 
 @dataclass(frozen=True, slots=True)

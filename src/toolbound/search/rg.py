@@ -130,7 +130,7 @@ class _StderrTally:
         return "\n".join(self.kept)[:_STDERR_KEEP_CHARS]
 
 
-def _spawn(args: Sequence[str], cwd: Path) -> subprocess.Popen[bytes]:
+def _spawn(args: Sequence[str | bytes], cwd: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [str(rg_binary()), *args],
         cwd=cwd,
@@ -149,7 +149,7 @@ def _reap(proc: subprocess.Popen[bytes], grace_s: float) -> None:
 
 
 async def run_rg(
-    args: Sequence[str],
+    args: Sequence[str | bytes],
     *,
     cwd: Path,
     consume: Callable[[IO[bytes]], None],
@@ -158,6 +158,9 @@ async def run_rg(
     grace_s: float,
 ) -> RgOutcome:
     """Run rg in ``cwd`` and feed its stdout to ``consume`` (in a worker thread).
+
+    A file name may be given as bytes: it reaches rg exactly (not UTF-8, or
+    with a newline).
 
     ``consume`` reads until EOF. rg is killed when ``abort`` is set or at
     ``deadline`` (``time.monotonic()``), or if it has not exited ``grace_s``

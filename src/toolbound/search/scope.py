@@ -9,8 +9,7 @@ to it, so a found file's real path is ``cwd / printed`` with no symlink in it
 Pieces:
     Scope          the resolved search: cwd, rg target, explicit or not
     resolve_scope  ``path`` -> Scope, or TOOL_PATH_NOT_ALLOWED / TOOL_NOT_FOUND / …
-    split_nul      stream of NUL-terminated paths -> paths
-    mtime_ns       a found file's modification time, None if it vanished
+    split_nul      stream of NUL-terminated paths -> lists of paths
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ from typing import IO
 
 from toolbound.paths import Roots
 from toolbound.results import ErrorCode, Root, ToolError
+from toolbound.search.names import shown_name
 
 # Bytes asked of a pipe per read: enough to keep up with rg, small enough to stream.
 _READ_CHUNK_BYTES = 64 * 1024
@@ -43,9 +43,9 @@ class Scope:
     explicit: bool
     is_file: bool
     root: Root
-    # How ``cwd`` is shown ("" for the workspace itself), so a found file is
-    # shown by string concatenation, not a path computation per file.
-    shown_cwd: str
+    # How ``cwd`` is shown (b"" for the workspace itself), as bytes, so a found
+    # file is shown by concatenation, not a path computation per file.
+    shown_cwd: bytes
     # True when this session's scratch dir lies inside ``cwd``: its files are
     # shown as scratch files (absolute), so each path needs its own root.
     holds_scratch: bool
@@ -58,9 +58,9 @@ class Scope:
         """How the model sees a found file: workspace-relative, else absolute."""
         if self.holds_scratch:
             real = self.real(printed)
-            return _valid_utf8(roots.display(real, roots.root_of(real) or self.root))
-        rel = printed.removeprefix(b"./").decode("utf-8", "replace")
-        return f"{self.shown_cwd}/{rel}" if self.shown_cwd else rel
+            return shown_name(os.fsencode(roots.display(real, roots.root_of(real) or self.root)))
+        rel = printed.removeprefix(b"./")
+        return shown_name(self.shown_cwd + b"/" + rel if self.shown_cwd else rel)
 
 
 def resolve_scope(roots: Roots, path: str | None) -> Scope:
@@ -99,11 +99,6 @@ def resolve_scope(roots: Roots, path: str | None) -> Scope:
     )
 
 
-def _valid_utf8(text: str) -> str:
-    """A name that is not UTF-8 is shown with U+FFFD where its bad bytes were."""
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
 def _scope(
     roots: Roots, cwd: Path, target: str, *, explicit: bool, is_file: bool, root: Root
 ) -> Scope:
@@ -114,26 +109,22 @@ def _scope(
         explicit=explicit,
         is_file=is_file,
         root=root,
-        shown_cwd="" if shown_cwd == "." else _valid_utf8(shown_cwd),
+        shown_cwd=b"" if shown_cwd == "." else os.fsencode(shown_cwd),
         holds_scratch=root != "scratch" and roots.scratch.is_relative_to(cwd),
     )
 
 
-def split_nul(stream: IO[bytes]) -> Iterator[bytes]:
-    """The NUL-terminated paths of a stream, as they arrive."""
+def split_nul(stream: IO[bytes]) -> Iterator[list[bytes]]:
+    """The NUL-terminated paths of a stream, a list per read as they arrive.
+
+    Lists, not single paths, so a consumer filters each read with one
+    comprehension instead of a Python call per path.
+    """
     rest = b""
     read1 = getattr(stream, "read1", stream.read)
     while chunk := read1(_READ_CHUNK_BYTES):
         parts = (rest + chunk).split(b"\0")
         rest = parts.pop()
-        yield from parts
+        yield parts
     if rest:
-        yield rest
-
-
-def mtime_ns(cwd: bytes, printed: bytes) -> int | None:
-    """The modification time of a found file; None if it is gone or unreadable."""
-    try:
-        return os.stat(cwd + b"/" + printed).st_mtime_ns
-    except OSError:
-        return None
+        yield [rest]

@@ -4,17 +4,21 @@ Pieces:
     tokens      estimate_tokens (the default estimator), message_tokens
     messages    provider validity of a message, OpenAI rendering
     checkpoint  which user messages a checkpoint retains (pure)
-    schema      ordered, named migrations
-    db          opening the database (WAL, foreign keys, busy timeout)
-    sessions    SessionStore, Session, CheckpointRecord, SessionInfo
+    schema      ordered, named migrations, in the SQLite and PostgreSQL dialects
+    db          opening the SQLite database (WAL, foreign keys, busy timeout)
+    backend     where a store lives: the SQLite backend, store locations, the dialect seam
+    postgres    the PostgreSQL backend (imported only for a postgresql:// store)
+    sessions    SessionStore, Session, CheckpointRecord, SessionInfo, PruneReport
     recorder    CallRecorder: the host's tool calls and events, off the event loop
 """
 
+from toolbound.store.backend import StoreUnavailable, driver_errors, is_url, store_location
 from toolbound.store.messages import TranscriptError
 from toolbound.store.recorder import CallHandle, CallRecorder
 from toolbound.store.schema import SchemaError
 from toolbound.store.sessions import (
     CheckpointRecord,
+    PruneReport,
     Session,
     SessionError,
     SessionInfo,
@@ -27,12 +31,17 @@ __all__ = [
     "CallRecorder",
     "CheckpointRecord",
     "Estimator",
+    "PruneReport",
     "SchemaError",
     "Session",
     "SessionError",
     "SessionInfo",
     "SessionStore",
+    "StoreUnavailable",
     "TranscriptError",
+    "driver_errors",
     "estimate_tokens",
+    "is_url",
     "message_tokens",
+    "store_location",
 ]

@@ -3,8 +3,10 @@
 A checkpoint keeps only user-authored messages, newest first, while they fit
 the retention budget. The one that crosses the budget keeps a head/tail share
 of its text (char-safe: Python strings are cut between code points) around
-the checkpoint marker; every older one is dropped. Tool results never cross:
-a retained message loses its tool_result blocks.
+the checkpoint marker; every older one is dropped. Only text crosses: a
+retained message keeps its text blocks and loses its tool_result blocks
+(D203) and its images, documents and any other block (``retained_part``), so
+a message that carried no text is not retained.
 
 Pieces:
     Retention      the retained messages (oldest first), their tokens, what was cut
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolbound.bounds.markers import CHECKPOINT_MARKER
-from toolbound.store.messages import text_of, user_text_only
+from toolbound.store.messages import retained_part, text_of
 from toolbound.store.tokens import Estimator, message_tokens
 
 
@@ -87,7 +89,9 @@ def plan_retention(
     used = 0
     cut_seq: int | None = None
     for seq, original in newest_first:
-        message = user_text_only(original)
+        message = retained_part(original)
+        if message is None:
+            continue  # an image or document with no text: the summary carries it
         tokens = message_tokens(message, estimator)
         if used + tokens <= budget_tokens:
             kept.append((seq, message, tokens))

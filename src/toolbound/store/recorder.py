@@ -10,8 +10,18 @@ When a write fails (the database stayed locked past the busy timeout, the
 disk is full or read-only), that batch is lost (logged once), later batches
 are tried again, and the calls themselves go on untouched.
 
+A call's stored events are bounded like its result: each stream's chunks are
+stored while that stream's stored bytes and lines stay within the capture
+ceiling (``capture_max_bytes`` / ``capture_max_lines``, where a Bash call's
+live stream stops anyway); later chunks of the stream (a long background
+job's) are not stored, and when the result comes their count and bytes go
+into ``tool_call_drops``. What is stored keeps its ``seq``. On PostgreSQL,
+each committed batch NOTIFYs the calls it wrote, so a web view of another
+host follows them live.
+
 Pieces:
     CallHandle    one call being recorded: event(), settled()
+    StreamBudget  one stream's stored bytes and lines against the capture ceiling
     CallRecorder  the queue and its writer thread: start(), close()
 """
 
@@ -23,16 +33,18 @@ import contextlib
 import json
 import logging
 import queue
-import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from toolbound.store.db import connect
+from toolbound.limits import DEFAULT_LIMITS, Limits
+from toolbound.store.backend import Backend, Conn
 
 log = logging.getLogger(__name__)
+
+# The NOTIFY channel of committed tool events (PostgreSQL; see store.postgres).
+CHANNEL = "toolbound_events"
 
 # How many queued operations one transaction takes at most.
 _BATCH = 2048
@@ -46,6 +58,8 @@ class CallHandle:
     tool_call_id: str
     done: concurrent.futures.Future[None] = field(default_factory=concurrent.futures.Future)
     row_id: int | None = None
+    # Touched by the writer thread only.
+    budgets: dict[str, StreamBudget] = field(default_factory=dict)
 
     def event(self, event: dict[str, Any]) -> None:
         """Queue one wire event (``{"type": "chunk"|"result", "seq", ...}``)."""
@@ -59,14 +73,50 @@ class CallHandle:
 _Op = tuple[Any, ...]
 
 
+@dataclass
+class StreamBudget:
+    """One stream's stored chunks against the capture ceiling, and what it dropped."""
+
+    max_bytes: int
+    max_lines: int
+    kept_bytes: int = 0
+    kept_lines: int = 0
+    dropped_chunks: int = 0
+    dropped_bytes: int = 0
+
+    def admit(self, data: str) -> bool:
+        """Whether this chunk is stored: it keeps the stream within both ceilings.
+
+        A chunk is stored whole or not at all, so a stored chunk is always
+        the chunk as it was streamed; once one is refused, so are the later
+        ones (the stored part of a stream is a prefix of it).
+        """
+        size = len(data.encode("utf-8", "surrogatepass"))
+        lines = data.count("\n")
+        if (
+            not self.dropped_chunks
+            and self.kept_bytes + size <= self.max_bytes
+            and self.kept_lines + lines <= self.max_lines
+        ):
+            self.kept_bytes += size
+            self.kept_lines += lines
+            return True
+        self.dropped_chunks += 1
+        self.dropped_bytes += size
+        return False
+
+
 class CallRecorder:
     """Writes one session's tool calls and events from a background thread."""
 
-    def __init__(self, db_path: Path, session_id: str, *, busy_timeout_s: float) -> None:
+    def __init__(
+        self, backend: Backend, session_id: str, *, limits: Limits = DEFAULT_LIMITS
+    ) -> None:
         """Open the recorder's own connection (raising if the store is unusable) and start."""
-        self.db_path = db_path
+        self.backend = backend
         self.session_id = session_id
-        self._conn = connect(db_path, busy_timeout_s=busy_timeout_s)
+        self.limits = limits
+        self._conn = backend.connect()
         self._queue: queue.SimpleQueue[_Op] = queue.SimpleQueue()
         self._closed = False
         self._degraded = False
@@ -121,21 +171,28 @@ class CallRecorder:
         if not self._degraded:
             self._degraded = True
             log.warning(
-                "toolbound: some tool calls could not be recorded in %s: %s", self.db_path, err
+                "toolbound: some tool calls could not be recorded in %s: %s",
+                self.backend.describe(),
+                err,
             )
 
-    def _write(self, conn: sqlite3.Connection, ops: list[_Op]) -> None:
+    def _write(self, conn: Conn, ops: list[_Op]) -> None:
         if ops:
             inserted: list[CallHandle] = []
             try:
-                conn.execute("BEGIN IMMEDIATE")
+                conn.execute(self.backend.begin_write)
+                touched: dict[str, int] = {}
                 for op in ops:
-                    _apply(conn, self.session_id, op, inserted)
-                conn.execute("COMMIT")
+                    self._apply(conn, op, inserted, touched)
+                payloads = [
+                    json.dumps({"session": self.session_id, "call": call_id, "seq": seq})
+                    for call_id, seq in touched.items()
+                ]
+                self.backend.commit_notifying(conn, CHANNEL, payloads)
             except Exception as err:
                 # Whatever went wrong, this thread must live on and settle the
                 # waiting calls: recording is never worth a hung tool call.
-                with contextlib.suppress(sqlite3.Error):
+                with contextlib.suppress(Exception):
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
                 for handle in inserted:
@@ -143,35 +200,55 @@ class CallRecorder:
                 self._degrade(err)
         _settle(ops)
 
+    def _budget(self, handle: CallHandle, stream: str) -> StreamBudget:
+        budget = handle.budgets.get(stream)
+        if budget is None:
+            budget = StreamBudget(self.limits.capture_max_bytes, self.limits.capture_max_lines)
+            handle.budgets[stream] = budget
+        return budget
 
-def _apply(conn: sqlite3.Connection, session_id: str, op: _Op, inserted: list[CallHandle]) -> None:
-    if op[0] == "call":
-        _, handle, tool, args, at = op
-        cur = conn.execute(
-            "INSERT INTO tool_calls (session_id, tool_call_id, tool, args, started_at)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (session_id, handle.tool_call_id, tool, args, at),
+    def _apply(
+        self, conn: Conn, op: _Op, inserted: list[CallHandle], touched: dict[str, int]
+    ) -> None:
+        if op[0] == "call":
+            _, handle, tool, args, at = op
+            cur = conn.execute(
+                "INSERT INTO tool_calls (session_id, tool_call_id, tool, args, started_at)"
+                " VALUES (?, ?, ?, ?, ?) RETURNING id",
+                (self.session_id, handle.tool_call_id, tool, args, at),
+            )
+            (handle.row_id,) = cur.fetchone()
+            inserted.append(handle)
+            touched[handle.tool_call_id] = -1
+            return
+        _, handle, event, at = op
+        if handle.row_id is None:
+            return  # its call could not be recorded
+        is_chunk = event["type"] == "chunk"
+        if is_chunk and not self._budget(handle, event["stream"]).admit(event["data"]):
+            return
+        conn.execute(
+            "INSERT INTO tool_events (call_id, seq, type, stream, data, result, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                handle.row_id,
+                event["seq"],
+                event["type"],
+                event["stream"] if is_chunk else None,
+                event["data"] if is_chunk else None,
+                None if is_chunk else json.dumps(event["result"], ensure_ascii=False),
+                at,
+            ),
         )
-        handle.row_id = cur.lastrowid
-        inserted.append(handle)
-        return
-    _, handle, event, at = op
-    if handle.row_id is None:
-        return  # its call could not be recorded
-    is_chunk = event["type"] == "chunk"
-    conn.execute(
-        "INSERT INTO tool_events (call_id, seq, type, stream, data, result, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (
-            handle.row_id,
-            event["seq"],
-            event["type"],
-            event["stream"] if is_chunk else None,
-            event["data"] if is_chunk else None,
-            None if is_chunk else json.dumps(event["result"], ensure_ascii=False),
-            at,
-        ),
-    )
+        touched[handle.tool_call_id] = event["seq"]
+        if not is_chunk:
+            drops = [(s, b) for s, b in sorted(handle.budgets.items()) if b.dropped_chunks]
+            if drops:
+                conn.executemany(
+                    "INSERT INTO tool_call_drops (call_id, stream, chunks, bytes)"
+                    " VALUES (?, ?, ?, ?)",
+                    [(handle.row_id, s, b.dropped_chunks, b.dropped_bytes) for s, b in drops],
+                )
 
 
 def _settle(ops: list[_Op]) -> None:

@@ -3,10 +3,12 @@
 A change to the schema is a new entry at the end of ``MIGRATIONS``; an applied
 migration is recorded in ``schema_migrations`` with its name, and a database
 whose record disagrees with this list (an edited or unknown migration) is
-refused rather than guessed at.
+refused rather than guessed at. Each step is written for both engines, under
+one name: the SQLite text and the PostgreSQL text make the same tables, the
+same checks and the same append-only triggers.
 
 Pieces:
-    Migration         one numbered, named step of SQL
+    Migration         one numbered, named step of SQL, in each dialect
     MIGRATIONS        every step, in order
     SchemaError       the database does not match this code's migrations
     migrate           apply the missing steps in one transaction
@@ -17,13 +19,25 @@ from __future__ import annotations
 import sqlite3
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from toolbound.store.backend import Conn
+
+Dialect = Literal["sqlite", "postgresql"]
 
 
 @dataclass(frozen=True, slots=True)
 class Migration:
+    """One step: ``sql`` for SQLite, ``postgresql`` for PostgreSQL, under one name."""
+
     version: int
     name: str
     sql: str
+    postgresql: str = ""
+
+    def script(self, dialect: Dialect) -> str:
+        return self.sql if dialect == "sqlite" else self.postgresql
 
 
 _APPEND_ONLY = """
@@ -108,30 +122,219 @@ CREATE TABLE tool_events (
     for t in ("messages", "tool_uses", "checkpoints", "tool_calls", "tool_events")
 )
 
-MIGRATIONS: tuple[Migration, ...] = (Migration(1, "0001_initial", _INITIAL),)
+
+_PG_APPEND_ONLY = """
+CREATE TRIGGER {table}_no_update BEFORE UPDATE ON {table}
+FOR EACH ROW EXECUTE FUNCTION toolbound_append_only();
+CREATE TRIGGER {table}_no_delete BEFORE DELETE ON {table}
+FOR EACH ROW EXECUTE FUNCTION toolbound_append_only();
+CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table}
+FOR EACH STATEMENT EXECUTE FUNCTION toolbound_append_only();
+"""
+
+# The same tables as _INITIAL: REAL is float8, rowids are identity columns.
+_PG_INITIAL = """
+CREATE FUNCTION toolbound_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION '% are append-only: rows are never %', TG_TABLE_NAME,
+        CASE TG_OP WHEN 'UPDATE' THEN 'updated' ELSE 'deleted' END
+        USING ERRCODE = 'integrity_constraint_violation';
+END $$;
+
+CREATE FUNCTION toolbound_session_open() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF (SELECT ended_at FROM sessions WHERE id = NEW.session_id) IS NOT NULL THEN
+        RAISE EXCEPTION 'session has ended' USING ERRCODE = 'integrity_constraint_violation';
+    END IF;
+    RETURN NEW;
+END $$;
+
+CREATE TABLE sessions (
+    id         TEXT PRIMARY KEY,
+    created_at DOUBLE PRECISION NOT NULL,
+    ended_at   DOUBLE PRECISION
+);
+
+CREATE TABLE messages (
+    session_id TEXT             NOT NULL REFERENCES sessions(id),
+    seq        BIGINT           NOT NULL CHECK (seq >= 0),
+    kind       TEXT             NOT NULL CHECK (kind IN ('user', 'results', 'assistant')),
+    body       TEXT             NOT NULL,
+    tokens     BIGINT           NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE INDEX messages_user_authored ON messages (session_id, seq) WHERE kind = 'user';
+CREATE TRIGGER messages_session_open BEFORE INSERT ON messages
+FOR EACH ROW EXECUTE FUNCTION toolbound_session_open();
+
+CREATE TABLE tool_uses (
+    session_id  TEXT   NOT NULL REFERENCES sessions(id),
+    tool_use_id TEXT   NOT NULL,
+    seq         BIGINT NOT NULL,
+    PRIMARY KEY (session_id, tool_use_id)
+);
+
+CREATE TABLE checkpoints (
+    id              BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    session_id      TEXT             NOT NULL REFERENCES sessions(id),
+    through_seq     BIGINT           NOT NULL,
+    summary         TEXT             NOT NULL,
+    retained        TEXT             NOT NULL,
+    retained_seqs   TEXT             NOT NULL,
+    cut_seq         BIGINT,
+    retained_tokens BIGINT           NOT NULL,
+    context_tokens  BIGINT           NOT NULL,
+    created_at      DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX checkpoints_by_session ON checkpoints (session_id, id);
+
+CREATE TABLE tool_calls (
+    id           BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    session_id   TEXT             NOT NULL REFERENCES sessions(id),
+    tool_call_id TEXT             NOT NULL,
+    tool         TEXT             NOT NULL,
+    args         TEXT             NOT NULL,
+    started_at   DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX tool_calls_by_call_id ON tool_calls (tool_call_id, id);
+CREATE INDEX tool_calls_by_session ON tool_calls (session_id, id);
+
+CREATE TABLE tool_events (
+    call_id    BIGINT           NOT NULL REFERENCES tool_calls(id),
+    seq        BIGINT           NOT NULL CHECK (seq >= 0),
+    type       TEXT             NOT NULL CHECK (type IN ('chunk', 'result')),
+    stream     TEXT             CHECK (stream IN ('stdout', 'stderr')),
+    data       TEXT,
+    result     TEXT,
+    created_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (call_id, seq),
+    CHECK ((type = 'chunk') = (stream IS NOT NULL AND data IS NOT NULL AND result IS NULL))
+);
+""" + "".join(
+    _PG_APPEND_ONLY.format(table=t)
+    for t in ("messages", "tool_uses", "checkpoints", "tool_calls", "tool_events")
+)
+
+# Retention (store.prune) and bounded recorded events. Rows stay append-only
+# while their session is open; once it has ended, its rows may be deleted
+# (never updated). tool_call_drops counts the chunks of a call that were not
+# stored because their stream had passed the capture ceiling.
+_BY_SESSION = ("messages", "tool_uses", "checkpoints", "tool_calls")
+_BY_CALL = ("tool_events", "tool_call_drops")
+_ENDED_OF = {
+    "session": "(SELECT ended_at FROM sessions WHERE id = OLD.session_id)",
+    "call": "(SELECT s.ended_at FROM tool_calls c JOIN sessions s ON s.id = c.session_id"
+    " WHERE c.id = OLD.call_id)",
+}
+_DELETE_WHEN_ENDED = """
+CREATE TRIGGER {table}_no_delete BEFORE DELETE ON {table}
+WHEN {ended} IS NULL
+BEGIN SELECT RAISE(ABORT,
+    '{table} are append-only: rows are never deleted while their session is open'); END;
+"""
+_DROPS = """
+CREATE TABLE tool_call_drops (
+    call_id INTEGER NOT NULL REFERENCES tool_calls(id),
+    stream  TEXT    NOT NULL CHECK (stream IN ('stdout', 'stderr')),
+    chunks  INTEGER NOT NULL CHECK (chunks > 0),
+    bytes   INTEGER NOT NULL CHECK (bytes >= 0),
+    PRIMARY KEY (call_id, stream)
+) WITHOUT ROWID;
+CREATE TRIGGER tool_call_drops_no_update BEFORE UPDATE ON tool_call_drops
+BEGIN SELECT RAISE(ABORT, 'tool_call_drops are append-only: rows are never updated'); END;
+CREATE INDEX sessions_by_end ON sessions (ended_at) WHERE ended_at IS NOT NULL;
+"""
+_RETENTION = (
+    _DROPS
+    + "".join(f"DROP TRIGGER {t}_no_delete;\n" for t in (*_BY_SESSION, "tool_events"))
+    + "".join(_DELETE_WHEN_ENDED.format(table=t, ended=_ENDED_OF["session"]) for t in _BY_SESSION)
+    + "".join(_DELETE_WHEN_ENDED.format(table=t, ended=_ENDED_OF["call"]) for t in _BY_CALL)
+)
+
+_PG_RETENTION = (
+    """
+CREATE FUNCTION toolbound_delete_when_ended() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    ended DOUBLE PRECISION;
+BEGIN
+    IF TG_ARGV[0] = 'call' THEN
+        SELECT s.ended_at INTO ended FROM tool_calls c JOIN sessions s ON s.id = c.session_id
+        WHERE c.id = OLD.call_id;
+    ELSE
+        SELECT s.ended_at INTO ended FROM sessions s WHERE s.id = OLD.session_id;
+    END IF;
+    IF ended IS NULL THEN
+        RAISE EXCEPTION '% are append-only: rows are never deleted while their session is open',
+            TG_TABLE_NAME USING ERRCODE = 'integrity_constraint_violation';
+    END IF;
+    RETURN OLD;
+END $$;
+
+CREATE TABLE tool_call_drops (
+    call_id BIGINT NOT NULL REFERENCES tool_calls(id),
+    stream  TEXT   NOT NULL CHECK (stream IN ('stdout', 'stderr')),
+    chunks  BIGINT NOT NULL CHECK (chunks > 0),
+    bytes   BIGINT NOT NULL CHECK (bytes >= 0),
+    PRIMARY KEY (call_id, stream)
+);
+CREATE TRIGGER tool_call_drops_no_update BEFORE UPDATE ON tool_call_drops
+FOR EACH ROW EXECUTE FUNCTION toolbound_append_only();
+CREATE TRIGGER tool_call_drops_no_truncate BEFORE TRUNCATE ON tool_call_drops
+FOR EACH STATEMENT EXECUTE FUNCTION toolbound_append_only();
+CREATE INDEX sessions_by_end ON sessions (ended_at) WHERE ended_at IS NOT NULL;
+"""
+    + "".join(f"DROP TRIGGER {t}_no_delete ON {t};\n" for t in (*_BY_SESSION, "tool_events"))
+    + "".join(
+        f"CREATE TRIGGER {t}_no_delete BEFORE DELETE ON {t} FOR EACH ROW"
+        f" EXECUTE FUNCTION toolbound_delete_when_ended('{by}');\n"
+        for by, tables in (("session", _BY_SESSION), ("call", _BY_CALL))
+        for t in tables
+    )
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "0001_initial", _INITIAL, _PG_INITIAL),
+    Migration(2, "0002_retention", _RETENTION, _PG_RETENTION),
+)
 
 
 class SchemaError(RuntimeError):
     """The database's applied migrations do not match this code's."""
 
 
-def _applied(conn: sqlite3.Connection) -> dict[int, str]:
+_BEGIN: dict[Dialect, tuple[str, ...]] = {
+    "sqlite": ("BEGIN IMMEDIATE",),
+    # Two processes migrating one database at once take turns on this lock.
+    "postgresql": ("BEGIN", "SELECT pg_advisory_xact_lock(7358127304)"),
+}
+_REAL: dict[Dialect, str] = {"sqlite": "REAL", "postgresql": "DOUBLE PRECISION"}
+
+
+def _applied(conn: Conn | sqlite3.Connection, dialect: Dialect) -> dict[int, str]:
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
+        f" version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at {_REAL[dialect]} NOT NULL)"
     )
-    return {v: n for v, n in conn.execute("SELECT version, name FROM schema_migrations")}
+    rows = conn.execute("SELECT version, name FROM schema_migrations").fetchall()
+    return {v: n for v, n in rows}
 
 
-def migrate(conn: sqlite3.Connection, migrations: tuple[Migration, ...] = MIGRATIONS) -> int:
+def migrate(
+    conn: Conn | sqlite3.Connection,
+    migrations: tuple[Migration, ...] = MIGRATIONS,
+    *,
+    dialect: Dialect = "sqlite",
+) -> int:
     """Apply the missing migrations in order, in one transaction; return how many.
 
     Raises :class:`SchemaError` when an applied migration has another name
     (it was edited or renamed) or is unknown (a newer toolbound wrote it).
     """
-    conn.execute("BEGIN IMMEDIATE")
+    for statement in _BEGIN[dialect]:
+        conn.execute(statement)
     try:
-        applied = _applied(conn)
+        applied = _applied(conn, dialect)
         known = {m.version: m.name for m in migrations}
         for version, name in sorted(applied.items()):
             if known.get(version) != name:
@@ -141,9 +344,12 @@ def migrate(conn: sqlite3.Connection, migrations: tuple[Migration, ...] = MIGRAT
                 )
         missing = [m for m in migrations if m.version not in applied]
         for m in missing:
-            # executescript would commit; split on the statement terminator instead.
-            for statement in _statements(m.sql):
-                conn.execute(statement)
+            if dialect == "postgresql":
+                conn.execute(m.script(dialect))  # a parameterless script runs whole
+            else:
+                # executescript would commit; split on the statement terminator instead.
+                for statement in _statements(m.sql):
+                    conn.execute(statement)
             conn.execute(
                 "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                 (m.version, m.name, time.time()),

@@ -1,29 +1,34 @@
 """``SessionStore`` and ``Session``: the transcript, checkpoints and recorded calls.
 
-One SQLite file per data dir (``<data_dir>/toolbound.db``). Every write is one
-``BEGIN IMMEDIATE`` transaction, so several processes may append to one store
-(or one session) and lose nothing: the transcript's state (the next position,
-the tool calls awaiting results) is re-read inside the transaction whenever
-another writer moved it.
+One SQLite file per data dir (``<data_dir>/toolbound.db``), or one PostgreSQL
+database that many hosts share (``SessionStore("postgresql://...")``): the
+same queries, the same migrations and the same behaviour (``backend`` holds
+the difference). Every write is one transaction holding the lock that orders
+writers (SQLite's ``BEGIN IMMEDIATE``, the session's row on PostgreSQL), so
+several processes may append to one store (or one session) and lose nothing:
+the transcript's state (the next position, the tool calls awaiting results)
+is re-read inside the transaction whenever another writer moved it.
 
 Pieces:
     SessionError      an unknown or ended session (a ValueError)
     SessionInfo       a session's row and counts
     CheckpointRecord  one checkpoint: summary, what it retained, its estimates
+    PruneReport       what store.prune removed
     Session           append, checkpoint, context, transcript of one session
-    SessionStore      the store: session(), end(), list(), events(), recorder()
+    SessionStore      the store: session(), end(), list(), events(), prune(), recorder()
 """
 
 from __future__ import annotations
 
 import builtins
 import json
-import sqlite3
+import os
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -32,8 +37,8 @@ from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.paths import default_data_dir
 from toolbound.results import ResultEvent, ToolError
 from toolbound.scratch import Scratch, check_session_id
+from toolbound.store.backend import STORE_ENV, Backend, Conn, SqliteBackend, open_backend
 from toolbound.store.checkpoint import plan_retention
-from toolbound.store.db import DB_NAME, connect
 from toolbound.store.messages import TranscriptError, check_message, to_openai
 from toolbound.store.recorder import CallRecorder
 from toolbound.store.tokens import Estimator, estimate_tokens, message_tokens
@@ -105,6 +110,24 @@ class CheckpointRecord:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class PruneReport:
+    """What ``SessionStore.prune`` removed: rows per table, of how many ended sessions."""
+
+    sessions: int
+    tool_calls: int
+    tool_events: int
+    messages: int
+
+    def to_wire(self) -> dict[str, int]:
+        return {
+            "sessions": self.sessions,
+            "toolCalls": self.tool_calls,
+            "toolEvents": self.tool_events,
+            "messages": self.messages,
+        }
+
+
 _CHECKPOINT_COLUMNS = (
     "id, session_id, through_seq, summary, retained, retained_seqs, cut_seq,"
     " retained_tokens, context_tokens, created_at"
@@ -154,8 +177,12 @@ class Session:
         self._next = -1
         self._pending: frozenset[str] = frozenset()
 
-    def _state(self, conn: sqlite3.Connection) -> tuple[int, frozenset[str], bool]:
-        """The next seq, the pending tool_use ids and whether the session ended."""
+    def _state(self, conn: Conn) -> tuple[int, frozenset[str], bool]:
+        """The next seq, the pending tool_use ids and whether the session ended.
+
+        Inside a write (``_store._write(self.id)``) it reads what the writer
+        that held the lock before committed.
+        """
         row = conn.execute(
             "SELECT (SELECT max(seq) FROM messages WHERE session_id = ?), ended_at"
             " FROM sessions WHERE id = ?",
@@ -179,13 +206,15 @@ class Session:
     def append(self, message: dict[str, Any]) -> int:
         """Append one Anthropic-shaped message; return its position (0-based).
 
-        Raises :class:`TranscriptError` (a ValueError naming the message and
-        block) when the message would make the transcript invalid for the
-        provider APIs, and :class:`SessionError` when the session has ended.
-        Nothing is written then.
+        The message is stored exactly as given, every block and key of it
+        (``toolbound.store.messages``). Raises :class:`TranscriptError` (a
+        ValueError naming the message and block) when its roles or its tool
+        pairing would make the transcript invalid for the provider APIs, and
+        :class:`SessionError` when the session has ended. Nothing is written
+        then.
         """
-        with self._store._write() as conn:
-            if self._next < 0:
+        with self._store._write(self.id) as conn:
+            if self._next < 0 or self._store.backend.concurrent_writers:
                 self._state(conn)
             try:
                 return self._insert(conn, message)
@@ -196,7 +225,7 @@ class Session:
                 self._state(conn)
                 return self._insert(conn, message)
 
-    def _insert(self, conn: sqlite3.Connection, message: dict[str, Any]) -> int:
+    def _insert(self, conn: Conn, message: dict[str, Any]) -> int:
         """Check and insert ``message`` at the cached next position.
 
         The primary key (session_id, seq) is what detects a stale cache: a
@@ -222,12 +251,13 @@ class Session:
                     time.time(),
                 ),
             )
-        except sqlite3.IntegrityError as err:
-            if "session has ended" in str(err):
+        except self._store.backend.errors as err:
+            conflict = self._store.backend.conflict(err)
+            if conflict == "ended":
                 raise SessionError(
                     f"session {self.id!r} has ended; it takes no more messages"
                 ) from None
-            if "UNIQUE" in str(err):
+            if conflict == "taken":
                 raise _StaleState from None
             raise
         if checked.tool_use_ids:
@@ -239,7 +269,7 @@ class Session:
         return seq
 
     def _refuse_reused_ids(
-        self, conn: sqlite3.Connection, seq: int, message: dict[str, Any], ids: tuple[str, ...]
+        self, conn: Conn, seq: int, message: dict[str, Any], ids: tuple[str, ...]
     ) -> None:
         """A tool_use id is used once per session: the provider pairs results by it."""
         for use_id in ids:
@@ -263,6 +293,11 @@ class Session:
     def checkpoint(self, *, summary: str) -> CheckpointRecord:
         """Compact the transcript so far into a checkpoint (D203) and persist it.
 
+        ``context()`` then uses this checkpoint alone: the previous
+        checkpoint's summary is not carried over. For a cumulative summary,
+        give the summariser :meth:`last_summary` (the previous summary's
+        text) with the messages after it, and pass what it writes here.
+
         It covers every message up to the last one that leaves no tool call
         awaiting its result (an assistant message still waiting for results
         stays after it). It retains user-authored messages only, newest first,
@@ -275,7 +310,7 @@ class Session:
         if not isinstance(summary, str) or not summary.strip():
             raise ValueError("a checkpoint needs a non-blank summary")
         limits, estimator = self._store.limits, self._store.estimator
-        with self._store._write() as conn:
+        with self._store._write(self.id) as conn:
             next_seq, pending, _ended = self._state(conn)
             through = next_seq - 1 - (1 if pending else 0)
             rows = conn.execute(
@@ -309,7 +344,7 @@ class Session:
             cur = conn.execute(
                 "INSERT INTO checkpoints (session_id, through_seq, summary, retained,"
                 " retained_seqs, cut_seq, retained_tokens, context_tokens, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (
                     self.id,
                     through,
@@ -322,8 +357,7 @@ class Session:
                     now,
                 ),
             )
-            checkpoint_id = cur.lastrowid
-        assert checkpoint_id is not None
+            (checkpoint_id,) = cur.fetchone()
         return CheckpointRecord(
             id=checkpoint_id,
             session_id=self.id,
@@ -345,6 +379,15 @@ class Session:
                 (self.id,),
             ).fetchall()
         return [_checkpoint_from_row(r) for r in rows]
+
+    def last_summary(self) -> str | None:
+        """The latest checkpoint's summary, to build the next one on; None before any."""
+        with self._store._read() as conn:
+            row = conn.execute(
+                "SELECT summary FROM checkpoints WHERE session_id = ? ORDER BY id DESC LIMIT 1",
+                (self.id,),
+            ).fetchone()
+        return None if row is None else str(row[0])
 
     def context(self, provider: Provider = "anthropic") -> list[dict[str, Any]]:
         """The messages to send the model.
@@ -388,13 +431,18 @@ class Session:
 
 
 class SessionStore:
-    """The session store of one data dir: ``<data_dir>/toolbound.db``.
+    """The session store: ``<data_dir>/toolbound.db``, or a PostgreSQL database.
 
-    ``data_dir=None`` means the default data dir, as for ``ToolHost``.
+    ``data_dir`` is a data dir (the SQLite file ``toolbound.db`` in it) or a
+    ``postgresql://`` URL (every host of a fleet may share one).
+    ``None`` means ``$TOOLBOUND_STORE`` if set, else the default data dir, as
+    for ``ToolHost``. ``scratch_dir`` is the data dir whose ``scratch/`` this
+    store's ``end`` removes: the data dir itself for a data dir store, else
+    the default data dir.
 
     ``estimator`` (text -> tokens) sizes messages and checkpoints; the default
     is :func:`estimate_tokens`. Safe to share between threads; several
-    processes may open the same store.
+    processes (and, on PostgreSQL, several machines) may open the same store.
     """
 
     def __init__(
@@ -403,13 +451,23 @@ class SessionStore:
         *,
         limits: Limits = DEFAULT_LIMITS,
         estimator: Estimator = estimate_tokens,
+        scratch_dir: str | Path | None = None,
     ) -> None:
-        self.data_dir = Path(data_dir if data_dir is not None else default_data_dir()).absolute()
-        self.path = self.data_dir / DB_NAME
+        location = data_dir
+        if location is None:
+            location = os.environ.get(STORE_ENV) or default_data_dir()
         self.limits = limits
         self.estimator = estimator
-        self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self._conn = connect(self.path, busy_timeout_s=limits.store_busy_timeout_s)
+        self.backend: Backend = open_backend(location, busy_timeout_s=limits.store_busy_timeout_s)
+        # The SQLite file's path; None for a PostgreSQL store.
+        self.path: Path | None = None
+        if isinstance(self.backend, SqliteBackend):
+            self.data_dir = self.backend.data_dir
+            self.path = self.backend.path
+            self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        else:
+            self.data_dir = Path(scratch_dir or default_data_dir()).absolute()
+        self._conn = self.backend.connect()
         self._lock = threading.RLock()
 
     def close(self) -> None:
@@ -427,34 +485,48 @@ class SessionStore:
     ) -> None:
         self.close()
 
+    def describe(self) -> str:
+        """Where the store is, for messages: the database file, or the URL without password."""
+        return self.backend.describe()
+
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, holding the database's write lock from its start."""
+    def _write(self, session_id: str | None = None) -> Iterator[Conn]:
+        """One write transaction, holding the lock that orders writers from its start.
+
+        ``session_id``: a write that reads the session's state first (append,
+        checkpoint), ordered with the session's other writers.
+        """
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
+            if session_id is None:
+                self._conn.execute(self.backend.begin_write)
+            else:
+                self.backend.begin_session_write(self._conn, session_id)
             try:
                 yield self._conn
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
 
     @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
+    def _read(self) -> Iterator[Conn]:
         """One read transaction: a consistent snapshot across its queries."""
         with self._lock:
-            self._conn.execute("BEGIN")
+            self._conn.execute(self.backend.begin_read)
             try:
                 yield self._conn
             finally:
-                self._conn.execute("COMMIT")
+                if self._conn.in_transaction:
+                    self._conn.execute("COMMIT")
 
     def session(self, session_id: str) -> Session:
         """The session ``session_id``, created if it does not exist yet."""
         sid = _checked_id(session_id)
         with self._write() as conn:
             conn.execute(
-                "INSERT OR IGNORE INTO sessions (id, created_at) VALUES (?, ?)", (sid, time.time())
+                "INSERT INTO sessions (id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                (sid, time.time()),
             )
         return Session(self, sid)
 
@@ -540,27 +612,103 @@ class SessionStore:
         When an id was used more than once (within ``session_id`` if given),
         the latest call with it is replayed; an unknown id gives ``[]``.
         """
+        return self.events_after(tool_call_id, -1, session_id=session_id)
+
+    def events_after(
+        self, tool_call_id: str, after: int, *, session_id: str | None = None
+    ) -> builtins.list[dict[str, Any]]:
+        """The recorded call's events with ``seq > after``, in seq order (see ``events``)."""
         with self._read() as conn:
-            where = "tool_call_id = ?" + ("" if session_id is None else " AND session_id = ?")
-            params: tuple[str, ...] = (
-                (tool_call_id,) if session_id is None else (tool_call_id, session_id)
-            )
-            call = conn.execute(
-                f"SELECT id, tool FROM tool_calls WHERE {where} ORDER BY id DESC LIMIT 1", params
-            ).fetchone()
+            call = self._latest_call(conn, tool_call_id, session_id)
             if call is None:
                 return []
             rows = conn.execute(
-                "SELECT seq, type, stream, data, result FROM tool_events WHERE call_id = ?"
-                " ORDER BY seq",
-                (call[0],),
+                "SELECT seq, type, stream, data, result FROM tool_events"
+                " WHERE call_id = ? AND seq > ? ORDER BY seq",
+                (call[0], after),
             ).fetchall()
         return [_event_wire(call[1], tool_call_id, *row) for row in rows]
+
+    @staticmethod
+    def _latest_call(
+        conn: Conn, tool_call_id: str, session_id: str | None
+    ) -> tuple[int, str] | None:
+        """The row id and tool of the latest call with this id (within ``session_id`` if given)."""
+        where = "tool_call_id = ?" + ("" if session_id is None else " AND session_id = ?")
+        params: tuple[str, ...] = (
+            (tool_call_id,) if session_id is None else (tool_call_id, session_id)
+        )
+        row = conn.execute(
+            f"SELECT id, tool FROM tool_calls WHERE {where} ORDER BY id DESC LIMIT 1", params
+        ).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]))
 
     def recorder(self, session_id: str) -> CallRecorder:
         """A recorder writing ``session_id``'s tool calls from a background thread."""
         sid = self.session(session_id).id
-        return CallRecorder(self.path, sid, busy_timeout_s=self.limits.store_busy_timeout_s)
+        return CallRecorder(self.backend, sid, limits=self.limits)
+
+    def dropped(
+        self, tool_call_id: str, *, session_id: str | None = None
+    ) -> dict[str, dict[str, int]]:
+        """What a recorded call's stored events left out, per stream: ``{"chunks", "bytes"}``.
+
+        A call stores its chunks up to the capture ceiling of each stream
+        (``limits.capture_max_bytes`` / ``capture_max_lines``), as the live
+        stream of a Bash call stops there; the chunks past it (a long
+        background job's) are counted here instead, and their ``seq``
+        values are absent from the replay. ``{}`` when nothing was dropped.
+        """
+        with self._read() as conn:
+            call = self._latest_call(conn, tool_call_id, session_id)
+            if call is None:
+                return {}
+            rows = conn.execute(
+                "SELECT stream, chunks, bytes FROM tool_call_drops WHERE call_id = ?"
+                " ORDER BY stream",
+                (call[0],),
+            ).fetchall()
+        return {stream: {"chunks": chunks, "bytes": size} for stream, chunks, size in rows}
+
+    def prune(
+        self, *, ended_before: float | datetime | timedelta, transcripts: bool = False
+    ) -> PruneReport:
+        """Remove the recorded tool calls and events of sessions that ended before a time.
+
+        ``ended_before`` is a POSIX timestamp, a datetime, or a timedelta
+        (sessions that ended longer ago than that). Open
+        sessions are never touched (their rows stay append-only: the
+        database's triggers refuse it). The transcript, tool_use ids and
+        checkpoints of the pruned sessions stay unless ``transcripts`` is
+        true; the session rows always stay, ended.
+        """
+        if isinstance(ended_before, timedelta):
+            cutoff = time.time() - ended_before.total_seconds()
+        elif isinstance(ended_before, datetime):
+            cutoff = ended_before.timestamp()
+        else:
+            cutoff = float(ended_before)
+        ended = "SELECT id FROM sessions WHERE ended_at IS NOT NULL AND ended_at < ?"
+        calls = f"SELECT id FROM tool_calls WHERE session_id IN ({ended})"
+        with self._write() as conn:
+            sessions = len(conn.execute(ended, (cutoff,)).fetchall())
+            events = conn.execute(
+                f"DELETE FROM tool_events WHERE call_id IN ({calls})", (cutoff,)
+            ).rowcount
+            conn.execute(f"DELETE FROM tool_call_drops WHERE call_id IN ({calls})", (cutoff,))
+            tool_calls = conn.execute(
+                f"DELETE FROM tool_calls WHERE session_id IN ({ended})", (cutoff,)
+            ).rowcount
+            messages = 0
+            if transcripts:
+                for table in ("tool_uses", "checkpoints"):
+                    conn.execute(f"DELETE FROM {table} WHERE session_id IN ({ended})", (cutoff,))
+                messages = conn.execute(
+                    f"DELETE FROM messages WHERE session_id IN ({ended})", (cutoff,)
+                ).rowcount
+        return PruneReport(
+            sessions=sessions, tool_calls=tool_calls, tool_events=events, messages=messages
+        )
 
 
 def _event_wire(

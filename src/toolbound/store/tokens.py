@@ -3,7 +3,8 @@
 Pieces:
     Estimator        the signature of an estimator: text -> tokens
     estimate_tokens  the default: UTF-8 bytes / 4, rounded up
-    message_tokens   a whole message (text, tool inputs, tool results) under an estimator
+    MEDIA_TOKENS     what one image or file document counts
+    message_tokens   a whole message (every block) under an estimator
 """
 
 from __future__ import annotations
@@ -44,32 +45,55 @@ def estimate_tokens(text: str) -> int:
     return -(-len(text.encode("utf-8", "surrogatepass")) // BYTES_PER_TOKEN)
 
 
-def _result_text(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
-    return ""
+# A media block (image, or a document from a file) counts this many tokens: the
+# Anthropic API's figure for one image at its largest unscaled size (about
+# 1.15 megapixels / 750 pixels per token). Its base64 bytes are not text the
+# model reads, so they are never run through the estimator.
+MEDIA_TOKENS = 1600
+
+# Keys whose values the model does not read as text: ids, signatures, sources.
+_NOT_TEXT = frozenset({"type", "id", "tool_use_id", "signature", "cache_control", "source"})
+
+
+def _block_tokens(block: Any, estimator: Estimator) -> int:
+    if not isinstance(block, dict):
+        return estimator(json.dumps(block, ensure_ascii=False))
+    kind = block.get("type")
+    if kind == "text":
+        return estimator(str(block.get("text", "")))
+    if kind == "thinking":
+        return estimator(str(block.get("thinking", "")))
+    if kind == "tool_use":
+        return estimator(str(block.get("name", ""))) + estimator(
+            json.dumps(block.get("input"), ensure_ascii=False)
+        )
+    if kind == "tool_result":
+        content = block.get("content", "")
+        if isinstance(content, str):
+            return estimator(content)
+        return sum(_block_tokens(b, estimator) for b in content or ())
+    if kind in ("image", "document"):
+        source = block.get("source")
+        if isinstance(source, dict) and source.get("type") == "text":
+            return estimator(str(source.get("data", "")))
+        return MEDIA_TOKENS
+    # Anything else (redacted thinking, server tool blocks, blocks newer than this
+    # code): its readable fields as JSON, an overestimate rather than a zero.
+    rest = {k: v for k, v in block.items() if k not in _NOT_TEXT}
+    return estimator(json.dumps(rest, ensure_ascii=False)) if rest else 0
 
 
 def message_tokens(message: dict[str, Any], estimator: Estimator) -> int:
-    """The tokens of one Anthropic-shaped message: the sum over its text parts.
+    """The tokens of one Anthropic-shaped message: the sum over its blocks.
 
-    Text counts as written; a tool_use counts its name and its JSON input; a
-    tool_result counts its content's text. Role and framing tokens are not
-    counted (they are a small constant per message that no estimator agrees on).
+    Text and thinking count as written; a tool_use counts its name and its
+    JSON input; a tool_result counts its content's blocks; an image or a
+    file document counts :data:`MEDIA_TOKENS`; any other block counts its
+    fields other than type, ids and signatures, as JSON. Role and framing
+    tokens are not counted (they are a small constant per message that no
+    estimator agrees on).
     """
     content = message.get("content")
     if isinstance(content, str):
         return estimator(content)
-    total = 0
-    for block in content or ():
-        kind = block.get("type")
-        if kind == "text":
-            total += estimator(block["text"])
-        elif kind == "tool_use":
-            total += estimator(block["name"])
-            total += estimator(json.dumps(block["input"], ensure_ascii=False))
-        elif kind == "tool_result":
-            total += estimator(_result_text(block.get("content", "")))
-    return total
+    return sum(_block_tokens(block, estimator) for block in content or ())

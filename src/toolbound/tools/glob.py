@@ -1,13 +1,13 @@
 """Glob: files whose path matches a pattern, newest first (seed sections 2, 5, 6).
 
-Stages: resolve ``path`` -> list matching files with rg (``--files -g``, rg's
-ignore rules, parallel walk) keeping the ``limit + 1`` newest -> fit the
-search budget -> result. The glob has ripgrep's meaning: without a ``/`` it
-matches file names at any depth (``*.md``), with one it is matched from
-``path`` (``src/**/*.ts``); a leading ``./`` or the absolute ``path`` is dropped.
-As with rg's ``-g`` (and Grep's ``glob``), a file the glob names is listed even
-when an ignore file or a leading dot would hide it (``*.log`` finds ignored
-logs), while ignored and hidden folders are still not entered.
+Stages: resolve ``path`` -> list files with rg (``--files``, rg's ignore
+rules, parallel walk), keep those the pattern matches and the ``limit + 1``
+newest of them -> fit the search budget -> result. The glob has ripgrep's
+syntax: without a ``/`` it matches file names at any depth (``*.md``), with
+one it is matched from ``path`` (``src/**/*.ts``); a leading ``./`` or the
+absolute ``path`` is dropped. It only filters what a plain ``rg --files``
+lists (search/select.py): ``**/*`` lists no ``.git/``, no gitignored
+``node_modules/``, no hidden folder; an explicit ``path`` reaches into one.
 
 Pieces:
     run  GlobArgs + context -> GlobResult
@@ -26,6 +26,7 @@ from toolbound.search.files import newest_files
 from toolbound.search.ranking import fit_page, item_size
 from toolbound.search.rg import base_args, raise_if_fatal
 from toolbound.search.scope import Scope, resolve_scope
+from toolbound.search.select import FileSelection
 from toolbound.tools import ToolContext
 
 
@@ -48,12 +49,16 @@ async def run(args: GlobArgs, ctx: ToolContext) -> GlobResult:
         )
     limit = args.limit or limits.glob_limit_default
     deadline = time.monotonic() + limits.search_timeout_s
+    selection = FileSelection.of(
+        glob=_glob(args.pattern, scope), type_name=None, argument="pattern"
+    )
     found = await newest_files(
-        [*base_args(explicit_path=scope.explicit), "--files", "--glob", _glob(args.pattern, scope)],
+        [*base_args(explicit_path=scope.explicit), "--files"],
         scope=scope,
         ctx=ctx,
         capacity=limit + 1,
         deadline=deadline,
+        selection=selection,
     )
     raise_if_fatal(found.outcome, regex_arg="pattern", glob_arg="pattern")
     shown = [scope.shown(ctx.roots, p) for p in found.ranked[:limit]]

@@ -2,14 +2,20 @@
 
 Routes (every one needs the token; without it the answer is 403):
 
-    GET /                                      the page (``?token=`` sets the cookie)
-    GET /static/{name}                         its script and style sheet
+    GET /                                      the page (``?token=`` sets the cookie
+                                               and redirects to a URL without it)
+    GET /static/{name}                         its scripts and style sheet
+    GET /favicon.ico                           204: the page has no icon
     GET /api/sessions                          sessions: live ones, then stored ones
-    GET /api/sessions/{sid}/calls              a session's calls, oldest first
+    GET /api/sessions/{sid}/calls              a session's calls, oldest first (the
+                                               viewer's own Reads left out)
     GET /api/sessions/{sid}/calls/{id}         one call: its row and its result
     GET /api/sessions/{sid}/calls/{id}/events?after=SEQ
                                                Server-Sent Events: the call's events
-                                               with seq > SEQ, live until its result
+                                               with seq > SEQ (or after the
+                                               Last-Event-ID header), live from the
+                                               hub until its result, else from the
+                                               store
     GET /api/sessions/{sid}/calls/{id}/outputs/{name}?offset=&limit=
                                                a window of an output the result names
                                                (a spill file, a Read result's file),
@@ -22,11 +28,15 @@ cannot send headers). No CORS headers are sent, so another origin can
 neither read the API nor open its streams; the page's Content-Security-Policy
 allows only its own script, and the script writes output as text only.
 
+The viewer's own Read calls carry the ``VIEWER_CALL_PREFIX`` id prefix: the
+session store records them like any call, and the call lists leave them out.
+
 Pieces:
     WebView      hub + store + reader + token -> the routes
     Reader       how the viewer runs Read for a session
     host_reader  the default Reader: a short-lived host of the session
     build_app    a Starlette app of just the web view (the MCP server mounts routes())
+    new_token, cookie_name, page_url   the token, its cookie's name, the URL to print
 """
 
 from __future__ import annotations
@@ -290,15 +300,13 @@ class WebView:
         )
 
     async def _feed(self, sid: str, cid: str, after: int) -> AsyncIterator[dict[str, Any]] | None:
-        """Live from the hub while it holds the call; replayed from the store otherwise."""
+        """Live from the hub while it holds the call; from the store otherwise (replayed,
+        or followed live while another host of a shared store runs it)."""
         with contextlib.suppress(KeyError):
             return self.hub.subscribe(sid, cid, after=after)
         if self.source is None:
             return None
-        stored = await asyncio.to_thread(self.source.call_events, sid, cid)
-        if stored is None:
-            return None
-        return _replay([e for e in stored if e["seq"] > after])
+        return await self.source.follow(sid, cid, after)
 
     async def _stream(self, feed: AsyncIterator[dict[str, Any]]) -> AsyncIterator[str]:
         """SSE text of the feed's events, a comment when idle, ``end`` when it is over.
@@ -350,11 +358,6 @@ class WebView:
             args["limit"] = limit
         result = await self.reader(record.session_id, args)
         return JSONResponse(result)
-
-
-async def _replay(events: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
-    for event in events:
-        yield event
 
 
 def build_app(view: WebView) -> Starlette:

@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING
 from starlette.routing import Route
 
 from toolbound.limits import DEFAULT_LIMITS, Limits
-from toolbound.store import SchemaError, SessionStore
+from toolbound.paths import default_data_dir
+from toolbound.store import SchemaError, SessionStore, store_location
 from toolbound.web.app import WebView, host_reader, new_token, page_url
+from toolbound.web.follow import StoreFollower
 from toolbound.web.hub import Hub
 from toolbound.web.source import StoreSource
 
@@ -41,6 +43,7 @@ class WebService:
     hub: Hub
     view: WebView
     store: SessionStore | None = None
+    follower: StoreFollower | None = None
 
     @classmethod
     def open(
@@ -51,9 +54,13 @@ class WebService:
         allow_external: Iterable[Path] = (),
         limits: Limits = DEFAULT_LIMITS,
         token: str | None = None,
+        store_url: str | None = None,
     ) -> WebService:
-        """The web view of the hosts serving ``workspace`` with the store in ``data_dir``.
+        """The web view of the hosts serving ``workspace``, and of every session in the store.
 
+        The store is ``store_url``, else ``$TOOLBOUND_STORE``, else the one in
+        ``data_dir``. A PostgreSQL store is followed live (LISTEN), so the
+        running calls of other hosts sharing it stream like this host's.
         ``token`` guards it (None: a new random one).
         """
         hub = Hub()
@@ -61,15 +68,31 @@ class WebService:
             workspace=workspace, data_dir=data_dir, allow_external=allow_external, limits=limits
         )
         store: SessionStore | None = None
+        scratch_dir = data_dir if data_dir is not None else default_data_dir()
+        location = store_location(store_url, scratch_dir)
         try:
-            store = SessionStore(data_dir, limits=limits)
+            store = SessionStore(location, limits=limits, scratch_dir=scratch_dir)
         except (sqlite3.Error, OSError, SchemaError) as err:
             log.warning("toolbound: the web view shows live calls only (store: %s)", err)
-        source = StoreSource(store) if store is not None else None
-        view = WebView(hub, reader, source, token=token or new_token())
-        return cls(hub=hub, view=view, store=store)
+        follower: StoreFollower | None = None
+        if store is not None and store.backend.kind == "postgresql":
+            follower = StoreFollower(str(location))
+            try:
+                follower.start()
+            except OSError as err:
+                log.warning("toolbound: the web view replays other hosts' calls only: %s", err)
+                follower = None
+        source = StoreSource(store, follower) if store is not None else None
+        return cls(
+            hub=hub,
+            view=WebView(hub, reader, source, token=token or new_token()),
+            store=store,
+            follower=follower,
+        )
 
     def close(self) -> None:
+        if self.follower is not None:
+            self.follower.close()
         if self.store is not None:
             self.store.close()
 

@@ -1,9 +1,12 @@
-"""Where the page reads calls that the hub no longer holds: the session store.
+"""Where the page reads calls that the hub does not hold: the session store.
 
-``CallSource`` is what the web view needs of a store; its methods block (SQLite)
-and are called in a thread. The hub covers what is live, a source covers
-what was recorded, and ``merged_records`` joins the two, the hub's view
-winning for a call both know (it is the fresher one while the call runs).
+``CallSource`` is what the web view needs of a store; its methods block (SQLite,
+PostgreSQL) and are called in a thread, except ``follow``. The hub covers
+what is live on this host, a source covers what was recorded (by any host of
+a fleet sharing a PostgreSQL store), and ``merged_records`` joins the two,
+the hub's view winning for a call both know (it is the fresher one while the
+call runs). A call another host is running is followed live through the
+store's notifications (``StoreFollower``).
 
 Pieces:
     CallSource      the store side: sessions, a session's calls, a call's events
@@ -13,11 +16,13 @@ Pieces:
 
 from __future__ import annotations
 
+import asyncio
 import builtins
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from typing import Any, Protocol
 
 from toolbound.web.calls import CallRecord
+from toolbound.web.follow import StoreFollower
 
 
 class CallSource(Protocol):
@@ -35,6 +40,13 @@ class CallSource(Protocol):
         """A call's stored events in seq order (wire shape), or None if unknown."""
         ...
 
+    async def follow(
+        self, session_id: str, tool_call_id: str, after: int
+    ) -> AsyncIterator[dict[str, Any]] | None:
+        """The call's events with seq > ``after``, live until its result where the
+        store announces new ones; None if the store does not know the call."""
+        ...
+
 
 class _Store(Protocol):
     """The part of ``toolbound.store.SessionStore`` the web view reads."""
@@ -47,12 +59,22 @@ class _Store(Protocol):
         self, tool_call_id: str, *, session_id: str | None = None
     ) -> builtins.list[dict[str, Any]]: ...
 
+    def events_after(
+        self, tool_call_id: str, after: int, *, session_id: str | None = None
+    ) -> builtins.list[dict[str, Any]]: ...
+
 
 class StoreSource:
-    """Recorded sessions and calls, read back from the session store."""
+    """Recorded sessions and calls, read back from the session store.
 
-    def __init__(self, store: _Store) -> None:
+    With a ``follower`` (a PostgreSQL store), a call that has no result yet
+    is followed live: its feed wakes on each notification of the call and
+    reads the events committed after the last one it sent.
+    """
+
+    def __init__(self, store: _Store, follower: StoreFollower | None = None) -> None:
         self.store = store
+        self.follower = follower
 
     def session_rows(self) -> list[dict[str, Any]]:
         return [
@@ -75,6 +97,41 @@ class StoreSource:
 
     def call_events(self, session_id: str, tool_call_id: str) -> list[dict[str, Any]] | None:
         return self.store.events(tool_call_id, session_id=session_id) or None
+
+    async def follow(
+        self, session_id: str, tool_call_id: str, after: int
+    ) -> AsyncIterator[dict[str, Any]] | None:
+        calls = await asyncio.to_thread(self.store.tool_calls, session_id)
+        call = next((c for c in reversed(calls) if c["toolCallId"] == tool_call_id), None)
+        if call is None:
+            return None
+        if self.follower is None or call["result"] is not None:
+            stored = await asyncio.to_thread(
+                self.store.events_after, tool_call_id, after, session_id=session_id
+            )
+            return _replay(stored)
+        return self._follow(self.follower, session_id, tool_call_id, after)
+
+    async def _follow(
+        self, follower: StoreFollower, session_id: str, tool_call_id: str, after: int
+    ) -> AsyncIterator[dict[str, Any]]:
+        # Watch first, then read: a commit after the read wakes the watch.
+        with follower.watch(session_id, tool_call_id) as watch:
+            while True:
+                events = await asyncio.to_thread(
+                    self.store.events_after, tool_call_id, after, session_id=session_id
+                )
+                for event in events:
+                    yield event
+                    after = event["seq"]
+                    if event["type"] == "result":
+                        return
+                await watch.changed()
+
+
+async def _replay(events: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+    for event in events:
+        yield event
 
 
 def merged_records(live: Iterable[CallRecord], stored: Iterable[CallRecord]) -> list[CallRecord]:

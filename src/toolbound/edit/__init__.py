@@ -1,0 +1,33 @@
+"""The core of Edit and Write (CONTRACT section 10), for the tool modules to call.
+
+Pure where it can be: ``replace`` plans a replacement on bytes, ``diff``
+renders a bounded unified diff, ``text`` holds the byte helpers. ``record``
+is the session's record of what was seen (read-before-write, and the economy
+profile's re-read detection), ``atomic`` replaces a file atomically, ``target``
+keeps writes inside the workspace, and ``core`` chains them into one Edit or
+Write of a file.
+
+Pieces:
+    resolve_target        a tool's path -> the workspace file to change
+    edit_file, write_file the blocking bodies of Edit and Write
+    ChangeResult          their result
+    ReadRecord, Seen      what the session has seen of each file
+    content_digest        the record's content hash
+    atomic_write          the atomic file replacement
+"""
+
+from toolbound.edit.atomic import atomic_write
+from toolbound.edit.core import ChangeResult, edit_file, write_file
+from toolbound.edit.record import ReadRecord, Seen, content_digest
+from toolbound.edit.target import resolve_target
+
+__all__ = [
+    "ChangeResult",
+    "ReadRecord",
+    "Seen",
+    "atomic_write",
+    "content_digest",
+    "edit_file",
+    "resolve_target",
+    "write_file",
+]

@@ -1,0 +1,102 @@
+"""Which walked files a search keeps: Glob's ``pattern``, Grep's ``glob`` and ``type``.
+
+None of them may lift an ignore rule: the files kept are those a plain
+``rg --files`` walk lists that also pass the filter. rg's own ``--glob`` is an
+override that whitelists what it matches (folders too), so it is not used for
+a positive glob; rg is instead narrowed by a *file type*, which rg checks only
+after the ignore files (tested on rg 14.1), and the exact glob is applied here
+(search/globs.py) to what rg prints.
+
+A type selection lifts one rule, though: rg skips its hidden-name check for a
+file a type whitelists, so ``rg --files -t js`` lists ``.eslintrc.js``, which a
+plain walk does not (unless an ignore file re-includes it with ``!``). So a
+file with a hidden name that such a walk prints is only *held*: a plain walk
+(``confirm_args``) decides whether it stays. Dot files are few; the plain walk
+runs only when one matched.
+
+Pieces:
+    FileSelection     the filter: the rg flags that narrow the walk, the exact test
+    is_dot_file       rg's hidden test on a printed path
+    NO_SELECTION      every file the walk lists
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from toolbound.search.globs import PathGlob, compile_glob
+
+# The name of the file type a glob's file-name part is given to rg as.
+_GLOB_TYPE = "toolboundglob"
+
+
+@dataclass(frozen=True, slots=True)
+class FileSelection:
+    glob: PathGlob | None = None
+    type_name: str | None = None
+
+    @classmethod
+    def of(cls, *, glob: str | None, type_name: str | None, argument: str) -> FileSelection:
+        """Compile ``glob`` (TOOL_INVALID_PATTERN naming ``argument`` if it is bad)."""
+        compiled = compile_glob(glob, argument=argument) if glob else None
+        return cls(compiled, type_name or None)
+
+    @property
+    def _glob_type(self) -> str | None:
+        """The glob's file-name part, to narrow rg by as a type (when there is no type)."""
+        g = self.glob
+        if g is None or g.negated or self.type_name or g.basename is None:
+            return None
+        return None if ":" in g.basename else g.basename
+
+    def rg_args(self) -> list[str]:
+        """Flags that narrow rg's walk to a superset of the kept files, lifting nothing."""
+        out: list[str] = []
+        if self.glob is not None and self.glob.negated:
+            # An override that only removes files lifts nothing: rg applies it exactly.
+            out += ["--glob", self.glob.pattern]
+        if self.type_name:
+            out += ["--type", self.type_name]
+        elif (name := self._glob_type) is not None:
+            out += ["--type-add", f"{_GLOB_TYPE}:{name}", "--type", _GLOB_TYPE]
+        return out
+
+    def confirm_args(self) -> list[str]:
+        """The plain walk's flags: what decides whether a held dot file stays."""
+        if self.glob is not None and self.glob.negated:
+            return ["--glob", self.glob.pattern]
+        return []
+
+    @property
+    def holds_dot_files(self) -> bool:
+        """True when rg is narrowed by a type, so a dot file it prints needs confirming."""
+        return bool(self.type_name) or self._glob_type is not None
+
+    def printed_test(self) -> Callable[[bytes], object] | None:
+        """The exact test on a path rg printed under a ``.`` target (``./src/x``).
+
+        None when rg's own narrowing already is the test: no glob, a negated
+        one (rg applies it), one matching every file, or one on the file name
+        alone that rg was given as a type.
+        """
+        g = self.glob
+        if g is None or g.negated:
+            return None
+        if g.printed is None:
+            return _nothing
+        if g.everything or (g.by_name and self._glob_type is not None):
+            return None
+        return g.printed.fullmatch
+
+
+NO_SELECTION = FileSelection()
+
+
+def _nothing(printed: bytes) -> bool:
+    return False  # a folders-only glob (`build/`) names no file
+
+
+def is_dot_file(printed: bytes) -> bool:
+    """A file whose name starts with a dot (rg's hidden test, on the name only)."""
+    return printed.rpartition(b"/")[2].startswith(b".")

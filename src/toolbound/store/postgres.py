@@ -1,0 +1,159 @@
+"""The PostgreSQL backend: the same store in a database many hosts share.
+
+``SessionStore("postgresql://user@host/db")`` (or ``postgres://``; libpq's
+URL, so ``?host=/run/postgresql`` reaches a unix socket and
+``options=-csearch_path%3Dname`` a schema of its own) runs the same queries,
+the same named migrations and the same append-only triggers as the SQLite
+file. Connections are in autocommit mode and the store opens its
+transactions itself, as it does on SQLite. Writers run side by side here, so
+a write that reads a session's state first locks the session's row
+(``SELECT ... FOR NO KEY UPDATE``): appends to one session still take turns, and
+each sees what the previous one wrote.
+
+Committed tool events are announced with NOTIFY on :data:`CHANNEL`, so a web
+view on another machine follows a running call live without polling.
+
+Pieces:
+    CHANNEL           the NOTIFY channel of recorded tool events (the recorder's)
+    PgConn            a psycopg connection with the store's ``?`` placeholders
+    PostgresBackend   connect(), the dialect, describe()
+    listen            a connection LISTENing on CHANNEL, for a web view
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg import pq, sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from toolbound.store.backend import Conflict, Conn, Cursor, StoreUnavailable
+from toolbound.store.recorder import CHANNEL
+from toolbound.store.schema import migrate
+
+__all__ = ["CHANNEL", "PgConn", "PostgresBackend", "listen"]
+
+
+def _placeholders(sql: str) -> str:
+    """The store's ``?`` placeholders as psycopg's ``%s`` (no query holds a literal % or ?)."""
+    return sql.replace("?", "%s")
+
+
+class PgConn:
+    """A psycopg connection speaking the store's SQL: ``?`` placeholders, explicit BEGIN."""
+
+    def __init__(self, raw: psycopg.Connection[Any]) -> None:
+        self.raw = raw
+
+    def execute(self, sql: str, params: Sequence[Any] = (), /) -> Cursor:
+        try:
+            if params:
+                return self.raw.execute(_placeholders(sql), params, prepare=True)
+            return self.raw.execute(sql)
+        except psycopg.OperationalError as err:
+            raise StoreUnavailable(f"the PostgreSQL store is unreachable: {err}") from err
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]], /) -> Any:
+        with self.raw.cursor() as cur:
+            cur.executemany(_placeholders(sql), rows)
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.raw.info.transaction_status != pq.TransactionStatus.IDLE
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+def _redacted(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    try:
+        params = conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "postgresql://…"
+    params.pop("password", None)
+    return make_conninfo("", **{k: v for k, v in params.items() if v is not None})
+
+
+class PostgresBackend:
+    """A ``postgresql://`` store: NOTIFY on commit, row locks order a session's writers."""
+
+    kind: Literal["sqlite", "postgresql"] = "postgresql"
+    begin_write = "BEGIN"
+    begin_read = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+    concurrent_writers = True
+    errors: tuple[type[BaseException], ...] = (psycopg.Error,)
+
+    def __init__(self, url: str, *, busy_timeout_s: float) -> None:
+        self.url = url
+        self.busy_timeout_s = busy_timeout_s
+
+    def _open(self) -> psycopg.Connection[Any]:
+        try:
+            return psycopg.connect(
+                self.url,
+                autocommit=True,
+                connect_timeout=max(1, round(self.busy_timeout_s)),
+                application_name="toolbound",
+            )
+        except psycopg.Error as err:
+            raise StoreUnavailable(f"cannot open the store {self.describe()}: {err}") from err
+
+    def connect(self) -> Conn:
+        raw = self._open()
+        conn = PgConn(raw)
+        try:
+            # A writer waits this long for a session's row lock, as SQLite waits for its lock.
+            raw.execute(f"SET lock_timeout = {int(self.busy_timeout_s * 1000)}")
+            migrate(conn, dialect="postgresql")
+        except psycopg.Error as err:
+            raw.close()
+            raise StoreUnavailable(f"cannot open the store {self.describe()}: {err}") from err
+        except BaseException:
+            raw.close()
+            raise
+        return conn
+
+    def begin_session_write(self, conn: Conn, session_id: str) -> None:
+        """BEGIN and lock the session's row, in one round trip.
+
+        Its own statement, before the session's state is read: under READ
+        COMMITTED the next statement's snapshot then sees what the writer
+        that held the lock before committed. NO KEY: the lock orders the
+        session's writers and its end (an UPDATE of ended_at), but not the
+        foreign-key checks of the recorder's inserts.
+        """
+        query = sql.SQL("BEGIN; SELECT 1 FROM sessions WHERE id = {} FOR NO KEY UPDATE")
+        conn.execute(query.format(sql.Literal(session_id)).as_string())
+
+    def conflict(self, err: BaseException) -> Conflict:
+        if isinstance(err, pg_errors.UniqueViolation):
+            return "taken"
+        if isinstance(err, psycopg.IntegrityError) and "session has ended" in str(err):
+            return "ended"
+        return None
+
+    def commit_notifying(self, conn: Conn, channel: str, payloads: Sequence[str]) -> None:
+        """NOTIFY each payload and COMMIT in one round trip (one simple-query string)."""
+        statements = [
+            sql.SQL("NOTIFY {}, {}").format(sql.Identifier(channel), sql.Literal(p))
+            for p in payloads
+        ]
+        script = sql.SQL("; ").join([*statements, sql.SQL("COMMIT")])
+        conn.execute(script.as_string())
+
+    def describe(self) -> str:
+        return _redacted(self.url)
+
+
+def listen(url: str, channel: str = CHANNEL) -> psycopg.Connection[Any]:
+    """A new autocommit connection LISTENing on ``channel`` (its ``notifies()`` yields)."""
+    try:
+        raw = psycopg.connect(url, autocommit=True, application_name="toolbound-listen")
+    except psycopg.Error as err:
+        raise StoreUnavailable(f"cannot open the store {_redacted(url)}: {err}") from err
+    raw.execute(f"LISTEN {channel}")
+    return raw
