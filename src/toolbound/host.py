@@ -36,6 +36,7 @@ from typing import Any
 
 from toolbound.bounds import newlines
 from toolbound.context import ToolContext
+from toolbound.edit import ReadRecord
 from toolbound.exec.sandbox import SandboxPolicy
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.paths import Roots, default_data_dir, path_error
@@ -175,6 +176,8 @@ class ToolHost:
         self.session_id = check_session_id(session_id or f"s-{uuid.uuid4().hex[:16]}")
         self.scratch = Scratch(self.data_dir, self.session_id)
         self.roots = Roots.create(self.workspace, self.scratch.dir, allow_external)
+        # What this session has Read and written: Edit and Write check it (CONTRACT section 10).
+        self.read_record = ReadRecord()
         self._live = LiveLock(self.data_dir, self.session_id)
         self._calls: dict[str, ToolContext] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -288,6 +291,7 @@ class ToolHost:
             emit=sink.chunk,
             abort=asyncio.Event(),
             sandbox=self.sandbox,
+            record=self.read_record,
         )
         self._notify(
             {
