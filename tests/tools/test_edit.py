@@ -90,6 +90,58 @@ async def test_a_second_edit_needs_no_new_read(host: ToolHost, ws: Path) -> None
     assert (ws / "a.py").read_text() == "a = 10\nb = 20\n"
 
 
+async def change_in_another_process(path: Path, old: bytes, new: bytes) -> None:
+    code = (
+        "import sys; p = sys.argv[1]; d = open(p, 'rb').read(); "
+        "open(p, 'wb').write(d.replace(sys.argv[2].encode(), sys.argv[3].encode(), 1))"
+    )
+    writer = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", code, str(path), old.decode(), new.decode()
+    )
+    assert await asyncio.wait_for(writer.wait(), CALL_TIMEOUT_S) == 0
+
+
+async def test_a_window_of_a_large_file_is_enough_and_only_its_bytes_are_checked(
+    host: ToolHost, ws: Path
+) -> None:
+    big = ws / "big.log"
+    big.write_text("".join(f"line {i}\n" for i in range(10_000)))
+    window = await read(host, "big.log", offset=5000, limit=10)
+    assert window.startswith("line 5000\n")
+    # Outside the window: the agent made no claim about it, the Edit goes ahead.
+    await change_in_another_process(big, b"line 9999\n", b"line END\n")
+    assert (await edit(host, "big.log", "line 5003\n", "line THREE\n"))["replacements"] == 1
+    # The Edit's own write is now what the session has seen; a change inside refuses.
+    await change_in_another_process(big, b"line 5005\n", b"line FIVE\n")
+    refused = await edit(host, "big.log", "line 5006\n", "line SIX\n")
+    assert code(refused) == "TOOL_FILE_CHANGED"
+
+
+async def test_a_window_changed_by_another_process_refuses_even_for_text_elsewhere(
+    host: ToolHost, ws: Path
+) -> None:
+    big = ws / "big.log"
+    big.write_text("".join(f"line {i}\n" for i in range(10_000)))
+    await read(host, "big.log", offset=100, limit=5)
+    await change_in_another_process(big, b"line 102\n", b"line TWO\n")
+    refused = await edit(host, "big.log", "line 9000\n", "line NINE\n")
+    assert code(refused) == "TOOL_FILE_CHANGED"
+    assert "lines 101-105" in refused["error"]["message"]
+
+
+async def test_a_read_with_a_clipped_long_line_counts_and_guards_what_it_showed(
+    host: ToolHost, ws: Path
+) -> None:
+    path = ws / "min.js"
+    path.write_text("head = 1\n" + "x" * 200_000 + "\ntail = 1\n")
+    result = await call(host, "Read", path="min.js")
+    assert result["truncated"] is True
+    await change_in_another_process(path, b"head = 1", b"head = 9")
+    assert code(await edit(host, "min.js", "tail = 1", "tail = 2")) == "TOOL_FILE_CHANGED"
+    await read(host, "min.js")
+    assert (await edit(host, "min.js", "tail = 1", "tail = 2"))["replacements"] == 1
+
+
 async def test_one_session_s_read_does_not_count_for_another(
     host: ToolHost, tmp_path: Path, ws: Path
 ) -> None:
