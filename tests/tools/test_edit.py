@@ -101,6 +101,20 @@ async def change_in_another_process(path: Path, old: bytes, new: bytes) -> None:
     assert await asyncio.wait_for(writer.wait(), CALL_TIMEOUT_S) == 0
 
 
+async def test_an_empty_window_counts_as_a_read_of_where_the_file_ends(
+    host: ToolHost, ws: Path
+) -> None:
+    (ws / "empty.txt").write_text("")
+    assert await read(host, "empty.txt") == ""
+    assert (await call(host, "Write", path="empty.txt", content="x\n"))["bytes"] == 2
+    (ws / "short.txt").write_text("a\n")
+    assert await read(host, "short.txt", offset=5) == ""
+    assert (await edit(host, "short.txt", "a", "b"))["replacements"] == 1
+    await read(host, "short.txt", offset=5)
+    await change_in_another_process(ws / "short.txt", b"b\n", b"b\nc\n")
+    assert code(await edit(host, "short.txt", "b", "d")) == "TOOL_FILE_CHANGED"
+
+
 async def test_a_window_of_a_large_file_is_enough_and_only_its_bytes_are_checked(
     host: ToolHost, ws: Path
 ) -> None:

@@ -246,6 +246,8 @@ def _page(
     seen: _Seen | None = None
     if located.start is None:
         page = Page("", 0, 0, 0, 0, "eof")
+        # An empty window still showed where the file ends (an empty file: all of it).
+        seen = _Seen(key.size, key.size, True, content_digest(b""))
         total: int | None = located.total_lines
         reached_eof = True
     else:
