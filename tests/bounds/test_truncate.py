@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolbound.bounds import count_lines, truncate_to
+from toolbound.bounds import count_lines, newlines, truncate_to
 
 SPILL = "/data/scratch/s1/tool-output/stdout-1700000000000-0.log"
 
@@ -220,3 +223,53 @@ def test_any_bytes_give_valid_utf8_within_bounds(raw: bytes, max_bytes: int, kee
     encoded = cut.payload.encode("utf-8")  # raises if not valid
     assert encoded.decode("utf-8") == cut.payload
     assert len(cut.kept.encode()) <= max_bytes
+
+
+# --- large inputs: the counting that runs on numpy ----------------------------
+
+
+def whole_lines(data: bytes, max_bytes: int, max_lines: int, keep: str) -> tuple[bytes, str]:
+    """Reference: the most whole lines from one end within both limits, and the
+    limit that stopped it."""
+    lines = [line + b"\n" for line in data.split(b"\n")]
+    lines[-1] = lines[-1][:-1]
+    if not lines[-1]:
+        lines.pop()
+    if keep == "tail":
+        lines.reverse()
+    kept: list[bytes] = []
+    size = 0
+    for line in lines:
+        if len(kept) == max_lines:
+            return b"".join(kept[::-1] if keep == "tail" else kept), "lines"
+        if size + len(line) > max_bytes:
+            return b"".join(kept[::-1] if keep == "tail" else kept), "bytes"
+        kept.append(line)
+        size += len(line)
+    return data, "none"
+
+
+def uneven_lines(size: int, seed: int) -> bytes:
+    """Runs of short, long and empty lines, so the line density changes along the text."""
+    rnd = random.Random(seed)
+    out = bytearray()
+    while len(out) < size:
+        width = rnd.choice([0, 3, 7, 80, 1500])
+        for _ in range(rnd.randrange(1, 300)):
+            out += b"y" * rnd.randrange(width + 1) + b"\n"
+    return bytes(out[:size])
+
+
+@pytest.mark.parametrize("keep", ["head", "tail"])
+@pytest.mark.parametrize("max_lines", [1, 700, 4000, 30_000])
+def test_large_uneven_text_is_cut_on_the_same_whole_lines_as_a_naive_scan(
+    keep: str, max_lines: int
+) -> None:
+    assert newlines.wait_loaded(60), "numpy could not be imported"
+    for seed in range(12):
+        data = uneven_lines(300_000, seed)
+        cut = truncate_to(data, max_bytes=96 * 1024, max_lines=max_lines, keep=keep)  # type: ignore[arg-type]
+        kept, fired = whole_lines(data, 96 * 1024, max_lines, keep)
+        assert (cut.kept.encode(), cut.fired) == (kept, fired)
+        assert cut.kept_lines == count_lines(kept)
+        assert cut.total_lines == count_lines(data)
