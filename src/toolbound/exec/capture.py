@@ -205,6 +205,7 @@ class HeadCapture:
             self._first_line = before + self._buffer.find(b"\n", 0, n)
 
     def finish(self) -> Captured:
+        self._buffer = None  # reads are over
         counter = self.counter
         first_line = counter.bytes if self._first_line is None else self._first_line
         return Captured(bytes(self._kept), "head", counter.bytes, counter.lines, first_line)
@@ -298,13 +299,25 @@ class TailCapture:
                 self._spare.append(dropped)
 
     def finish(self) -> Captured:
+        data = self._last_bytes()
+        data = data[_last_lines_start(data, self._max_lines) :]
+        # Reads are over: blocks no longer in the ring are not kept for them.
+        self._spare.clear()
+        counter = self.counter
+        return Captured(data, "tail", counter.bytes, counter.lines, self._last_line_bytes())
+
+    def _last_bytes(self) -> bytes:
+        """The ring's last ``max_bytes``, joined once from the entries they span."""
         parts: list[bytes | bytearray | memoryview] = list(self._ring)
         if self._block is not None and self._filled:
             parts.append(memoryview(self._block)[: self._filled])
-        data = b"".join(parts)[-self._max_bytes :]
-        data = data[_last_lines_start(data, self._max_lines) :]
-        counter = self.counter
-        return Captured(data, "tail", counter.bytes, counter.lines, self._last_line_bytes())
+        need, first = self._max_bytes, len(parts)
+        while first and need > 0:
+            first -= 1
+            need -= len(parts[first])
+        if need < 0:
+            parts[first] = memoryview(parts[first])[-need:]
+        return b"".join(parts[first:])
 
     def _last_line_bytes(self) -> int:
         """The stream's last line, whole; a final newline ends it and is not counted."""

@@ -109,6 +109,9 @@ class Workers:
                 # A submitter took this worker just now: its job is on the way.
                 job = inbox.get()
             job()
+            # An idle worker must not keep its last reader (and that reader's
+            # capture buffers, about 1 MB) alive until the next job comes.
+            del job
             with self._lock:
                 self._idle.append(inbox)
 
