@@ -273,3 +273,20 @@ def test_large_uneven_text_is_cut_on_the_same_whole_lines_as_a_naive_scan(
         assert (cut.kept.encode(), cut.fired) == (kept, fired)
         assert cut.kept_lines == count_lines(kept)
         assert cut.total_lines == count_lines(data)
+
+
+@settings(max_examples=400)
+@given(
+    text=st.text(alphabet=st.sampled_from(["\n", "a", "é", "😀"]), max_size=300),
+    max_bytes=st.integers(min_value=4, max_value=40),
+    keep=st.sampled_from(["head", "tail"]),
+)
+def test_a_line_too_long_to_fit_is_named_by_its_whole_size(
+    text: str, max_bytes: int, keep: str
+) -> None:
+    cut = truncate_to(text, max_bytes=max_bytes, max_lines=50, keep=keep)  # type: ignore[arg-type]
+    data = text.encode()
+    edge = data.split(b"\n")[0] if keep == "head" else data.removesuffix(b"\n").split(b"\n")[-1]
+    if cut.single_line_bytes is not None:
+        assert cut.single_line_bytes == len(edge)
+        assert cut.truncated

@@ -121,6 +121,8 @@ def _head_end(data: bytes, max_bytes: int, max_lines: int) -> tuple[int, Fired |
         return end, ("lines" if end < len(data) else None), max_lines
     if len(data) <= max_bytes:
         return len(data), None, newlines + (1 if data and data[-1] != _NL else 0)
+    if not newlines:
+        return 0, "bytes", 0
     # rfind finds the last newline of the window: every newline counted is kept.
     return data.rfind(b"\n", 0, max_bytes) + 1, "bytes", newlines
 
@@ -212,7 +214,8 @@ def _cut(
         end, fired, kept_lines = _head_end(data, max_bytes, max_lines)
         if end == 0 and data:
             # Not one complete line fits: keep a char-safe prefix of the first line.
-            single_line = data.find(b"\n")
+            # The window holds no newline: the first one is past it, if any.
+            single_line = data.find(b"\n", min(len(data), max_bytes))
             end = _prefix_end(data, max_bytes)
             kept_lines = 1
         kept_data = memoryview(data)[:end]
@@ -221,7 +224,8 @@ def _cut(
         if start == len(data) and data:
             # Not one complete line fits: keep a char-safe suffix of the last line.
             body_end -= 1 if data[-1] == _NL else 0
-            nl = data.rfind(b"\n", 0, body_end)
+            # The window (the last max_bytes + 1) holds no separator: the last one is before it.
+            nl = data.rfind(b"\n", 0, max(0, len(data) - max_bytes - 1))
             single_line = body_end - (nl + 1) if nl >= 0 else -1
             start = _suffix_start(data, len(data) - max_bytes)
         kept_data = memoryview(data)[start:]
