@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolbound.bounds import count_lines, newlines, truncate_to
+from toolbound.bounds import Cut, count_lines, newlines, truncate_to
 
 SPILL = "/data/scratch/s1/tool-output/stdout-1700000000000-0.log"
 
@@ -290,3 +291,22 @@ def test_a_line_too_long_to_fit_is_named_by_its_whole_size(
     if cut.single_line_bytes is not None:
         assert cut.single_line_bytes == len(edge)
         assert cut.truncated
+
+
+@pytest.mark.parametrize("keep", ["head", "tail"])
+def test_a_cut_is_the_same_value_as_one_built_by_hand(keep: str) -> None:
+    cut = truncate_to(lines(50), max_bytes=1024, max_lines=10, keep=keep)  # type: ignore[arg-type]
+    by_hand = Cut(**{f.name: getattr(cut, f.name) for f in dataclasses.fields(Cut) if f.init})
+    assert (cut, hash(cut), repr(cut)) == (by_hand, hash(by_hand), repr(by_hand))
+    assert by_hand.kept == (lines(50)[:100] if keep == "head" else lines(50)[-100:])
+    assert by_hand.payload == cut.payload
+    # Replacing a field gives a cut whose payload follows it.
+    named = dataclasses.replace(cut, spill_path=SPILL)
+    assert named == cut.with_spill(SPILL)
+    assert named.marker is not None
+    assert named.kept == cut.kept
+    assert named.payload == (
+        named.kept + named.marker if keep == "head" else f"{named.marker}\n{named.kept}"
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cut.kept = "changed"  # type: ignore[misc]
