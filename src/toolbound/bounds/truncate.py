@@ -16,7 +16,7 @@ Pieces:
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from toolbound.bounds import markers
@@ -57,10 +57,6 @@ class Cut:
     # Set when not one complete line fitted: the size of the line that was cut.
     single_line_bytes: int | None = None
     spill_path: str | None = None
-    # Set by truncate_to: the payload it built and where ``kept`` lies in it, so
-    # the kept text is held once (``kept`` slices it out when asked for). Not an
-    # init field: ``dataclasses.replace`` makes a cut that builds its own payload.
-    _built: tuple[str, int, int] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def marker(self) -> str | None:
@@ -86,8 +82,6 @@ class Cut:
     @property
     def payload(self) -> str:
         """The kept text with the marker appended (head) or prepended (tail)."""
-        if self._built is not None:
-            return self._built[0]
         marker = self.marker
         if marker is None:
             return self.kept
@@ -100,25 +94,6 @@ class Cut:
     def with_spill(self, spill_path: str | None) -> Cut:
         """The same cut, its marker naming a spill file that now exists."""
         return dataclasses.replace(self, spill_path=spill_path)
-
-
-# ``kept`` is a property over its slot: a cut truncate_to built keeps its text
-# only inside the payload (the marker is appended to the decoded text in place,
-# where CPython can grow a string it holds the only reference to), which
-# spares a copy of up to the whole budget per cut.
-_KEPT_SLOT = Cut.__dict__["kept"]
-
-
-def _kept(cut: Cut) -> str:
-    built = cut._built
-    if built is None:
-        kept: str = _KEPT_SLOT.__get__(cut, Cut)
-        return kept
-    payload, start, end = built
-    return payload[start:end]
-
-
-Cut.kept = property(_kept, _KEPT_SLOT.__set__, doc="The kept text, without a marker.")  # type: ignore[assignment,misc]
 
 
 def _prefix_end(data: bytes, end: int) -> int:
@@ -279,8 +254,8 @@ def _cut(
         fired = "capture"
     # Positional: a frozen dataclass sets each field through object.__setattr__,
     # and keywords cost a little more on top (measured 1.9 -> 1.6 us).
-    cut = Cut(
-        "" if fired is not None else kept,
+    return Cut(
+        kept,
         keep,
         fired is not None,
         kept_bytes,
@@ -293,18 +268,3 @@ def _cut(
         single_line,
         spill_path,
     )
-    if fired is None:
-        return cut
-    marker = cut.marker
-    assert marker is not None
-    chars = len(kept)
-    if keep == "tail":
-        built = (f"{marker}\n{kept}", len(marker) + 1, len(marker) + 1 + chars)
-    else:
-        # In place: ``kept`` is this function's only reference to the text.
-        if kept and kept[-1] != "\n":
-            kept += "\n"
-        kept += marker
-        built = (kept, 0, chars)
-    object.__setattr__(cut, "_built", built)
-    return cut
