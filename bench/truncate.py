@@ -8,9 +8,11 @@ process, interleaved, so machine noise hits them alike. Goal: ratio under 3x.
 Inputs: many lines (80-byte lines), short lines (8 bytes: the line limit
 fires first), many lines of mixed UTF-8, and one giant line; both ends (stdout
 keeps its head, stderr its tail). numpy is loaded first, as in a host (which
-starts its import when it starts). Each side is timed in batches by wall
-clock and by this thread's CPU time: on a shared machine the CPU column is
-the steadier one.
+starts its import when it starts). The last rows cut the 80-byte lines as
+the Bash tool does, naming a spill file (``with_spill``): the spill sentence's
+em dash makes the whole payload a 2-byte-per-char string, a cost the other
+rows do not pay. Each side is timed in batches by wall clock and by this
+thread's CPU time: on a shared machine the CPU column is the steadier one.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ def _inputs() -> dict[str, bytes]:
 
 
 BATCH = 10
+SPILL = "/tmp/toolbound-scratch/s1/tool-output/stdout-1700000000000-0.log"
 
 
 def _batches_us(fn: Callable[[], object], rounds: int) -> tuple[list[float], list[float]]:
@@ -68,19 +71,22 @@ def main() -> None:
     )
     inputs = _inputs()
     totals = {id(d): count_lines(d) for d in inputs.values()}
-    for name, data in inputs.items():
+    rows = [(name, data, None) for name, data in inputs.items()]
+    rows.append(("80-byte, spilled", inputs["80-byte lines"], SPILL))
+    for name, data, spill in rows:
         for keep in ("head", "tail"):
 
-            def cut(data: bytes = data, keep: str = keep) -> object:
+            def cut(data: bytes = data, keep: str = keep, spill: str | None = spill) -> object:
                 # The capture knows the stream's totals, as the Bash tool does.
-                return truncate_to(
+                shaped = truncate_to(
                     data,
                     max_bytes=BUDGET.max_bytes,
                     max_lines=BUDGET.max_lines,
                     keep=keep,  # type: ignore[arg-type]
                     total_bytes=len(data),
                     total_lines=totals[id(data)],
-                ).payload
+                )
+                return (shaped if spill is None else shaped.with_spill(spill)).payload
 
             def anchor(data: bytes = data, keep: str = keep) -> object:
                 part = data[: BUDGET.max_bytes] if keep == "head" else data[-BUDGET.max_bytes :]
