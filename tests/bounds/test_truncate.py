@@ -310,3 +310,24 @@ def test_a_cut_is_the_same_value_as_one_built_by_hand(keep: str) -> None:
     )
     with pytest.raises(dataclasses.FrozenInstanceError):
         cut.kept = "changed"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("text", "keep"),
+    [
+        (lines(50), "head"),
+        (lines(50), "tail"),
+        ("x" * 5000 + "\nok\n", "head"),  # a prefix of one line: no newline before the marker
+        ("ok\n" + "é" * 3000 + "\n", "tail"),
+        ("a\nb\n", "head"),  # nothing cut
+    ],
+)
+def test_naming_the_spill_gives_the_payload_a_cut_built_by_hand_has(text: str, keep: str) -> None:
+    cut = truncate_to(text, max_bytes=1024, max_lines=10, keep=keep)  # type: ignore[arg-type]
+    named = cut.with_spill(SPILL)
+    by_hand = dataclasses.replace(
+        Cut(**{f.name: getattr(cut, f.name) for f in dataclasses.fields(Cut) if f.init}),
+        spill_path=SPILL,
+    )
+    assert (named, named.kept, named.payload) == (by_hand, by_hand.kept, by_hand.payload)
+    assert (SPILL in named.payload) is cut.truncated
