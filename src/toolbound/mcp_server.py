@@ -67,6 +67,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolbound import __version__
 from toolbound.exec.sandbox import SandboxPolicy, describe
+from toolbound.exec.shield import wait_stopped
 from toolbound.host import ToolHost
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.results import (
@@ -382,8 +383,10 @@ async def run_call(host: ToolHost, name: str, args: object, on_chunk: ChunkSink)
         return await asyncio.shield(relay)
     except BaseException:
         host.abort(call_id)
-        with anyio.CancelScope(shield=True):
-            await asyncio.wait({relay})
+        # A second cancellation while the tree stops changes nothing: the
+        # caller's own exception goes on, once the call has stopped.
+        with contextlib.suppress(asyncio.CancelledError):
+            await wait_stopped(relay)
         if not relay.cancelled():
             relay.exception()  # retrieved: the caller's own exception goes on instead
         raise
