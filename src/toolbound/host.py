@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-import sqlite3
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -48,7 +47,7 @@ from toolbound.results import (
     WireModel,
 )
 from toolbound.scratch import LiveLock, Scratch, check_session_id, sweep
-from toolbound.store import CallRecorder, SchemaError, SessionStore, store_location
+from toolbound.store import CallRecorder, SessionStore, StoreUnavailable, store_location
 from toolbound.tools import TOOL_NAMES, ToolContext, load_runner
 
 log = logging.getLogger(__name__)
@@ -227,12 +226,12 @@ class ToolHost:
         """The session store and this session's recorder; (None, None) if unusable."""
         try:
             store = SessionStore(self.store, limits=self.limits, scratch_dir=self.data_dir)
-        except (sqlite3.Error, OSError, SchemaError) as err:
+        except StoreUnavailable as err:
             log.warning("toolbound: tool calls are not recorded (%s): %s", self.data_dir, err)
             return None, None
         try:
             return store, store.recorder(self.session_id)
-        except (sqlite3.Error, OSError, SchemaError) as err:
+        except StoreUnavailable as err:
             log.warning("toolbound: tool calls are not recorded (%s): %s", self.data_dir, err)
             store.close()
             return None, None

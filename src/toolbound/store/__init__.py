@@ -6,13 +6,15 @@ Pieces:
     checkpoint  which user messages a checkpoint retains (pure)
     schema      ordered, named migrations, in the SQLite and PostgreSQL dialects
     db          opening the SQLite database (WAL, foreign keys, busy timeout)
+    errors      StoreUnavailable: the one error of a store that cannot be used
     backend     where a store lives: the SQLite backend, store locations, the dialect seam
     postgres    the PostgreSQL backend (imported only for a postgresql:// store)
     sessions    SessionStore, Session, CheckpointRecord, SessionInfo, PruneReport
     recorder    CallRecorder: the host's tool calls and events, off the event loop
 """
 
-from toolbound.store.backend import StoreUnavailable, driver_errors, is_url, store_location
+from toolbound.store.backend import driver_errors, is_url, store_location
+from toolbound.store.errors import StoreUnavailable
 from toolbound.store.messages import TranscriptError
 from toolbound.store.recorder import CallHandle, CallRecorder
 from toolbound.store.schema import SchemaError

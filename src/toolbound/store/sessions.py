@@ -39,6 +39,7 @@ from toolbound.results import ToolError
 from toolbound.scratch import Scratch, check_session_id
 from toolbound.store.backend import STORE_ENV, Backend, Conn, SqliteBackend, open_backend
 from toolbound.store.checkpoint import plan_retention
+from toolbound.store.errors import StoreUnavailable
 from toolbound.store.messages import TranscriptError, check_message, to_openai
 from toolbound.store.recorder import CallRecorder
 from toolbound.store.tokens import Estimator, estimate_tokens, message_tokens
@@ -464,7 +465,6 @@ class SessionStore:
         if isinstance(self.backend, SqliteBackend):
             self.data_dir = self.backend.data_dir
             self.path = self.backend.path
-            self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         else:
             self.data_dir = Path(scratch_dir or default_data_dir()).absolute()
         self._conn = self.backend.connect()
@@ -642,8 +642,16 @@ class SessionStore:
         return None if row is None else int(row[0])
 
     def recorder(self, session_id: str) -> CallRecorder:
-        """A recorder writing ``session_id``'s tool calls from a background thread."""
-        sid = self.session(session_id).id
+        """A recorder writing ``session_id``'s tool calls from a background thread.
+
+        Raises StoreUnavailable when the session cannot be written.
+        """
+        try:
+            sid = self.session(session_id).id
+        except self.backend.errors as err:
+            raise StoreUnavailable(
+                f"cannot record in the store {self.backend.describe()}: {err}"
+            ) from err
         return CallRecorder(self.backend, sid, limits=self.limits)
 
     def dropped(
