@@ -82,7 +82,7 @@ from toolbound.results import (
     ToolError,
     is_error,
 )
-from toolbound.scratch import check_session_id
+from toolbound.scratch import SessionIdError, check_session_id
 from toolbound.store import SchemaError, SessionStore
 from toolbound.tooldefs import tool_defs
 
@@ -246,7 +246,10 @@ def named_session(params: types.CallToolRequestParams) -> str | None:
             ErrorCode.INVALID_ARGUMENT,
             f'_meta["{SESSION_META_KEY}"] must be a string naming the session (got {name!r}).',
         )
-    return name
+    try:
+        return check_session_id(name)
+    except SessionIdError as err:
+        raise err.to_tool_error() from None
 
 
 def _mcp_session(

@@ -35,8 +35,7 @@ from typing import Any, Literal
 
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.paths import default_data_dir
-from toolbound.results import ToolError
-from toolbound.scratch import Scratch, check_session_id
+from toolbound.scratch import Scratch, SessionIdError, check_session_id
 from toolbound.store.backend import STORE_ENV, Backend, Conn, SqliteBackend, open_backend
 from toolbound.store.checkpoint import plan_retention
 from toolbound.store.errors import StoreUnavailable
@@ -739,5 +738,5 @@ def _event_wire(
 def _checked_id(session_id: str) -> str:
     try:
         return check_session_id(session_id)
-    except ToolError as err:
-        raise SessionError(err.message) from None
+    except SessionIdError as err:
+        raise SessionError(str(err)) from None
