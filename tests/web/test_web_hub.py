@@ -62,7 +62,13 @@ async def test_a_listener_sees_the_start_every_event_the_settle_then_the_end(
         ("settle", "c1", None),
         ("ended", "c1", None),
     ]
+    # What was seen is the call itself: its chunks in seq order, then its result.
     assert [e["seq"] for e in streamed] == list(range(len(streamed)))
+    assert [e["type"] for e in streamed] == ["chunk"] * (len(streamed) - 1) + ["result"]
+    streams = ("stdout", "stderr")
+    live = {s: "".join(e["data"] for e in streamed[:-1] if e["stream"] == s) for s in streams}
+    result = streamed[-1]["result"]
+    assert live == {s: result[s] for s in streams} == {"stdout": "a\n", "stderr": "b\n"}
 
 
 async def test_a_listener_gets_the_result_when_the_consumer_stops_early(host: ToolHost) -> None:
