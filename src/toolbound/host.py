@@ -16,7 +16,7 @@ never took. A tool that crashed ends with ``{"type": "failed", "toolCallId",
 "message"}`` instead of a result event.
 
 Pieces:
-    ToolHost      the async host: call(), stream(), abort(), observers
+    ToolHost      the async host: call(), stream(), abort(), end(), observers
     CallObserver  the signature of an observer
     _EventSink    thread-safe, seq-numbering queue of one call's events
 """
@@ -34,22 +34,21 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from toolbound.arguments import parse_args
 from toolbound.bounds import newlines
+from toolbound.context import ToolContext
 from toolbound.exec.sandbox import SandboxPolicy
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.paths import Roots, default_data_dir, path_error
-from toolbound.results import (
-    ChunkEvent,
-    ErrorCode,
-    ResultEvent,
-    Stream,
-    ToolError,
-    WireModel,
-)
+from toolbound.results import ChunkEvent, ResultEvent, Stream, ToolError, WireModel
 from toolbound.scratch import LiveLock, Scratch, check_session_id, sweep
-from toolbound.store import CallRecorder, SchemaError, SessionStore, store_location
-from toolbound.tools import TOOL_NAMES, ToolContext, load_runner
+from toolbound.store import (
+    CallRecorder,
+    SchemaError,
+    SessionError,
+    SessionStore,
+    store_location,
+)
+from toolbound.tools.registry import spec_for
 
 CallObserver = Callable[[dict[str, Any]], None]
 
@@ -102,8 +101,8 @@ class _EventSink:
                 ).to_wire()
             )
 
-    def close(self, result: dict[str, Any]) -> None:
-        self._push(lambda seq: ResultEvent(tool_call_id=self._id, seq=seq, result=result).to_wire())
+    def close(self, tool: str, result: dict[str, Any]) -> None:
+        self._push(lambda seq: ResultEvent.of(tool, self._id, seq, result))
         with self._lock:
             self._closed = True
 
@@ -221,6 +220,17 @@ class ToolHost:
 
     async def aclose(self) -> None:
         """Abort running calls, wait for them to stop, release the session."""
+        await self._close(end=False)
+
+    async def end(self) -> None:
+        """Close, and end the session: marked ended in this host's store, scratch dir removed.
+
+        A store that cannot be written costs the record only (as for the
+        recording), never the removal.
+        """
+        await self._close(end=True)
+
+    async def _close(self, *, end: bool) -> None:
         for ctx in list(self._calls.values()):
             ctx.abort.set()
         if self._tasks:
@@ -229,9 +239,19 @@ class ToolHost:
         self._recorder = self._store = None
         if recorder is not None:
             await asyncio.to_thread(recorder.close)
+        if end:
+            await asyncio.to_thread(self._end_session, store)
         if store is not None:
             store.close()
         self._live.release()
+
+    def _end_session(self, store: SessionStore | None) -> None:
+        try:
+            if store is not None:
+                store.end(self.session_id)
+        except (sqlite3.Error, OSError, SchemaError, SessionError) as err:
+            log.warning("toolbound: session %s not marked ended: %s", self.session_id, err)
+        self.scratch.remove()
 
     def abort(self, tool_call_id: str) -> bool:
         """Abort a running call; False if no such call is running."""
@@ -314,7 +334,7 @@ class ToolHost:
         self._calls[ctx.tool_call_id] = ctx
         try:
             result = await self._dispatch(name, raw, ctx)
-            sink.close(result.to_wire())
+            sink.close(name, result.to_wire())
         except Exception as exc:
             # A bug, not a tool error: the consumer of the events gets the exception.
             sink.fail(exc)
@@ -325,14 +345,9 @@ class ToolHost:
             self._calls.pop(ctx.tool_call_id, None)
 
     async def _dispatch(self, name: str, raw: object, ctx: ToolContext) -> WireModel:
-        if name not in TOOL_NAMES:
-            return ToolError(
-                ErrorCode.UNKNOWN,
-                f"There is no tool named {name!r}; the tools are {', '.join(TOOL_NAMES)}.",
-            ).to_result()
         try:
-            args = parse_args(name, raw, self.limits)
-            return await load_runner(name)(args, ctx)
+            spec = spec_for(name)
+            return await spec.runner()(spec.parse(raw, self.limits), ctx)
         except ToolError as err:
             return err.to_result()
         except OSError as err:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from toolbound.results import ResultEvent
 from toolbound.store.backend import Conn
 
 
@@ -51,9 +52,9 @@ def read_events(
     rows = conn.execute(
         "SELECT seq, type, stream, data, result FROM tool_events"
         " WHERE call_id = ? AND seq > ? ORDER BY seq",
-        (call, after),
+        (call[0], after),
     ).fetchall()
-    return [_event_wire(tool_call_id, *row) for row in rows]
+    return [_event_wire(call[1], tool_call_id, *row) for row in rows]
 
 
 def read_dropped(
@@ -65,23 +66,29 @@ def read_dropped(
         return {}
     rows = conn.execute(
         "SELECT stream, chunks, bytes FROM tool_call_drops WHERE call_id = ? ORDER BY stream",
-        (call,),
+        (call[0],),
     ).fetchall()
     return {stream: {"chunks": chunks, "bytes": size} for stream, chunks, size in rows}
 
 
-def _latest_call(conn: Conn, tool_call_id: str, session_id: str | None) -> int | None:
-    """The row id of the latest call with this id (within ``session_id`` if given)."""
+def _latest_call(conn: Conn, tool_call_id: str, session_id: str | None) -> tuple[int, str] | None:
+    """The row id and tool of the latest call with this id (within ``session_id`` if given)."""
     where = "tool_call_id = ?" + ("" if session_id is None else " AND session_id = ?")
     params: tuple[str, ...] = (tool_call_id,) if session_id is None else (tool_call_id, session_id)
     row = conn.execute(
-        f"SELECT id FROM tool_calls WHERE {where} ORDER BY id DESC LIMIT 1", params
+        f"SELECT id, tool FROM tool_calls WHERE {where} ORDER BY id DESC LIMIT 1", params
     ).fetchone()
-    return None if row is None else int(row[0])
+    return None if row is None else (int(row[0]), str(row[1]))
 
 
 def _event_wire(
-    tool_call_id: str, seq: int, kind: str, stream: str | None, data: str | None, result: str | None
+    tool: str,
+    tool_call_id: str,
+    seq: int,
+    kind: str,
+    stream: str | None,
+    data: str | None,
+    result: str | None,
 ) -> dict[str, Any]:
     if kind == "chunk":
         return {
@@ -91,9 +98,4 @@ def _event_wire(
             "seq": seq,
             "data": data,
         }
-    return {
-        "type": "result",
-        "toolCallId": tool_call_id,
-        "seq": seq,
-        "result": json.loads(result or "null"),
-    }
+    return ResultEvent.of(tool, tool_call_id, seq, json.loads(result or "null"))
