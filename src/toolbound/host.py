@@ -14,7 +14,7 @@ path for every tool), and a store that cannot be opened or written costs the
 recording only.
 
 Pieces:
-    ToolHost      the async host: call(), stream(), abort(), listeners
+    ToolHost      the async host: call(), stream(), abort(), end(), listeners
     run_tool      one tool call's arguments parsed and its runner run -> result
     _EventSink    thread-safe, seq-numbering queue of one call's events
 """
@@ -31,24 +31,23 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from toolbound.arguments import parse_args
 from toolbound.bounds import newlines
+from toolbound.context import ToolContext
 from toolbound.exec.sandbox import SandboxPolicy
 from toolbound.exec.shield import wait_stopped
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.listeners import CallListener, CallStart
 from toolbound.paths import Roots, default_data_dir, path_error
-from toolbound.results import (
-    ChunkEvent,
-    ErrorCode,
-    ResultEvent,
-    Stream,
-    ToolError,
-    WireModel,
-)
+from toolbound.results import ChunkEvent, ResultEvent, Stream, ToolError, WireModel
 from toolbound.scratch import LiveLock, Scratch, check_session_id, sweep
-from toolbound.store import CallRecorder, SessionStore, StoreUnavailable, store_location
-from toolbound.tools import TOOL_NAMES, ToolContext, load_runner
+from toolbound.store import (
+    CallRecorder,
+    SessionError,
+    SessionStore,
+    StoreUnavailable,
+    store_location,
+)
+from toolbound.tools.registry import spec_for
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +127,7 @@ class _EventSink:
         """Emit the result event (to the listeners, not yet the consumer); no chunk follows."""
         tool_call_id = self._call.tool_call_id
         return self._emit(
-            lambda seq: ResultEvent(tool_call_id=tool_call_id, seq=seq, result=result).to_wire(),
+            lambda seq: ResultEvent.of(self._call.tool, tool_call_id, seq, result),
             queue=False,
             last=True,
         )
@@ -246,6 +245,17 @@ class ToolHost:
 
     async def aclose(self) -> None:
         """Abort running calls, wait for them to stop, release the session."""
+        await self._close(end=False)
+
+    async def end(self) -> None:
+        """Close, and end the session: marked ended in this host's store, scratch dir removed.
+
+        A store that cannot be written costs the record only (as for the
+        recording), never the removal.
+        """
+        await self._close(end=True)
+
+    async def _close(self, *, end: bool) -> None:
         for ctx in list(self._calls.values()):
             ctx.abort.set()
         if self._tasks:
@@ -254,9 +264,22 @@ class ToolHost:
         self._recorder = self._store = None
         if recorder is not None:
             await asyncio.to_thread(recorder.close)
+        if end:
+            await asyncio.to_thread(self._end_session, store)
         if store is not None:
             store.close()
         self._live.release()
+
+    def _end_session(self, store: SessionStore | None) -> None:
+        """Mark the session ended in the store (a store that fails costs the record only),
+        then remove its scratch dir in any case."""
+        if store is not None:
+            failures: tuple[type[BaseException], ...] = (OSError, SessionError)
+            try:
+                store.end(self.session_id)
+            except failures + store.backend.errors as err:
+                log.warning("toolbound: session %s not marked ended: %s", self.session_id, err)
+        self.scratch.remove()
 
     def abort(self, tool_call_id: str) -> bool:
         """Abort a running call; False if no such call is running."""
@@ -349,14 +372,9 @@ class ToolHost:
 
 async def run_tool(name: str, raw: object, ctx: ToolContext) -> WireModel:
     """Parse ``raw`` for tool ``name`` against ``ctx.limits`` and run it: always a result."""
-    if name not in TOOL_NAMES:
-        return ToolError(
-            ErrorCode.UNKNOWN,
-            f"There is no tool named {name!r}; the tools are {', '.join(TOOL_NAMES)}.",
-        ).to_result()
     try:
-        args = parse_args(name, raw, ctx.limits)
-        return await load_runner(name)(args, ctx)
+        spec = spec_for(name)
+        return await spec.runner()(spec.parse(raw, ctx.limits), ctx)
     except ToolError as err:
         return err.to_result()
     except OSError as err:

@@ -11,6 +11,7 @@ so a sweep in another process never removes a live session's dir.
 Pieces:
     SessionIdError    a session id that is not one safe path component (a ValueError)
     check_session_id  refuse ids that are not one safe path component
+    derived_session_id  a session id made from a foreign name (an MCP session id)
     Scratch           one session's scratch dir: spill(), ensure(), remove()
     LiveLock          the lock a live host holds
     sweep             remove ended and stale sessions' dirs, never a live one's
@@ -31,7 +32,8 @@ from pathlib import Path
 
 from toolbound.results import ErrorCode, ToolError
 
-_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_SESSION_ID_CHARS = 128
+_SESSION_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{_SESSION_ID_CHARS - 1}}}")
 _LABEL = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -54,6 +56,12 @@ def check_session_id(session_id: str) -> str:
             "or '-', starting with a letter or digit."
         )
     return session_id
+
+
+def derived_session_id(prefix: str, name: str) -> str:
+    """A session id made from a foreign name (an MCP session id): ``prefix`` + its safe
+    characters, each run of others one ``-``, cut to the longest id allowed."""
+    return check_session_id(f"{prefix}{_LABEL.sub('-', name)}"[:_SESSION_ID_CHARS])
 
 
 def scratch_root(data_dir: Path) -> Path:

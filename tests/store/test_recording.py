@@ -10,7 +10,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from toolbound import DEFAULT_LIMITS, SessionStore, ToolHost
+from toolbound import DEFAULT_LIMITS, SessionStore, ToolHost, model_text
 from toolbound.store import StoreUnavailable, is_url
 
 
@@ -43,7 +43,13 @@ async def test_an_unknown_tool_call_is_recorded_too(
         result = await host.call("Frobnicate", {}, tool_call_id="c2")
     with open_store() as store:
         assert store.events("c2") == [
-            {"type": "result", "toolCallId": "c2", "seq": 0, "result": result}
+            {
+                "type": "result",
+                "toolCallId": "c2",
+                "seq": 0,
+                "result": result,
+                "text": model_text("Edit", result),
+            }
         ]
         assert store.events("c2", session_id="other") == []
 
@@ -179,5 +185,11 @@ async def test_a_store_that_stays_locked_delays_the_result_at_most_the_busy_time
     with open_store() as store:
         assert store.events("c1") == []
         assert store.events("c2") == [
-            {"type": "result", "toolCallId": "c2", "seq": 0, "result": later}
+            {
+                "type": "result",
+                "toolCallId": "c2",
+                "seq": 0,
+                "result": later,
+                "text": model_text("Edit", later),
+            }
         ]

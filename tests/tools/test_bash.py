@@ -536,13 +536,36 @@ async def test_a_writer_of_gigabytes_is_drained_and_counted_within_the_capture(
 async def test_invalid_utf8_and_progress_bars_stream_without_splitting_characters(
     host: ToolHost,
 ) -> None:
-    command = (
-        r"printf '\xff\xfeok\r 10%%\r 50%%\r100%%\n'; printf '\xc3'; sleep 0.1; "
-        r"printf '\xa9t\xc3\xa9\n'"
-    )
-    evs = await events(host, {"command": command})
-    live = "".join(e["data"] for e in evs[:-1] if e["stream"] == "stdout")
-    text = "\ufffd\ufffdok\r 10%\r 50%\r100%\nété\n"
+    # The command copies a FIFO the test writes in two parts. The first ends
+    # inside "é" (0xC3 | 0xA9); the second is written only once the first
+    # part's text has streamed, so the reader has read the 0xC3 alone.
+    first, second = b"\xff\xfeok\r 10%\r 50%\r100%\n\xc3", b"\xa9t\xc3\xa9\n"
+    first_text = "\ufffd\ufffdok\r 10%\r 50%\r100%\n"
+    fifo = host.workspace / "fifo"
+    os.mkfifo(fifo)
+    # Read-write, so the open never waits for cat (Linux); closing it is cat's EOF.
+    writer = os.open(fifo, os.O_RDWR)
+    os.write(writer, first)
+    evs: list[dict[str, Any]] = []
+    live = ""
+
+    async def collect() -> None:
+        nonlocal live, writer
+        async for event in host.stream("Bash", {"command": "cat fifo", "timeout": 10}):
+            evs.append(event)
+            if event["type"] == "chunk" and event["stream"] == "stdout":
+                live += event["data"]
+                if writer >= 0 and live.startswith(first_text):
+                    os.write(writer, second)
+                    os.close(writer)
+                    writer = -1
+
+    try:
+        await asyncio.wait_for(collect(), CALL_BOUND_S)
+    finally:
+        if writer >= 0:
+            os.close(writer)
+    text = first_text + "été\n"
     assert live == text
     assert clean(evs[-1]["result"]) == {
         **plain(text),

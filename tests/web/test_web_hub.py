@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from support import wait_for_async
 from toolbound.host import ToolHost
 from toolbound.listeners import CallListener, CallStart
 from toolbound.web import CallRecord, Hub
@@ -17,6 +19,7 @@ SLOW = (
     "for i in 1 2 3; do echo out $i; echo err $i >&2; done; "
     "while [ ! -e gate ]; do sleep 0.02; done"
 )
+STREAMS = ("stdout", "stderr")
 
 
 @pytest.fixture
@@ -102,28 +105,38 @@ async def test_a_late_subscriber_gets_the_backlog_then_live_events_to_the_result
 ) -> None:
     hub = Hub()
     hub.attach(host)
+    before = time.time()
     call = asyncio.create_task(
         host.call("Bash", {"command": SLOW, "timeout": 30}, tool_call_id="c3")
     )
-    deadline = asyncio.get_running_loop().time() + 15
-    while (record := hub.record("h1", "c3")) is None or record.last_seq < 1:
-        assert asyncio.get_running_loop().time() < deadline
-        await asyncio.sleep(0.01)
+
+    def streaming() -> CallRecord | None:
+        record = hub.record("h1", "c3")
+        return record if record is not None and record.last_seq >= 1 else None
+
+    record = await wait_for_async(streaming, "two events of the call in the hub")
+    assert record is not None
     feed = hub.subscribe("h1", "c3", after=0)
     (host.workspace / "gate").touch()
     got = [e async for e in feed]
     await call
+    after = time.time()
     everything = hub.events("h1", "c3")
     assert everything is not None
     assert got == everything[1:]
     assert got[-1]["type"] == "result"
-    assert hub.record("h1", "c3") == CallRecord(
+    ended = hub.record("h1", "c3")
+    assert ended is not None
+    assert ended.ended_at is not None
+    # The call's times bracket the call, start before end, the start kept from the first look.
+    assert before <= record.started_at == ended.started_at <= ended.ended_at <= after
+    assert ended == CallRecord(
         tool_call_id="c3",
         session_id="h1",
         tool="Bash",
         args={"command": SLOW, "timeout": 30},
         started_at=record.started_at,
-        ended_at=hub.record("h1", "c3").ended_at,  # type: ignore[union-attr]
+        ended_at=ended.ended_at,
         result=got[-1]["result"],
         last_seq=got[-1]["seq"],
     )

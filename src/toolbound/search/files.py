@@ -34,12 +34,12 @@ from typing import IO, Literal
 
 from toolbound.bounds import is_binary_file
 from toolbound.bounds.binary import BINARY_EXTENSIONS
+from toolbound.context import ToolContext
 from toolbound.limits import Limits
 from toolbound.search.ranking import NewestFiles
 from toolbound.search.rg import RgOutcome, base_args, run_rg
 from toolbound.search.scope import Scope, split_nul
 from toolbound.search.select import NO_SELECTION, FileSelection, is_dot_file
-from toolbound.tools import ToolContext
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,17 +3,24 @@
 One call is a chain of stages:
 
 1. **spawn**: ``bash -c COMMAND`` in the workspace as a new process tree
-   (``exec.tree``), inside the sandbox when one is asked for (``exec.sandbox``),
-   one reader thread per stream (``exec.reader``).
-2. **watch**: wait for the shell to exit, the timeout, or an abort.
-3. **stop**: on timeout or abort, stop the whole tree (SIGTERM, grace,
-   SIGKILL, reap). When the shell exited by itself, drain the pipes for
-   ``linger_drain_s`` and stop whatever it left running.
-4. **close**: wait (bounded) for both readers to reach EOF, then stop them;
-   the streams close only after the tree is gone, and no chunk is emitted
-   after this stage, so none can follow the result.
+   (``exec.tree``), through ``exec.sandbox.spawn``, the one way in, confined
+   when a sandbox is asked for; one reader per stream (``exec.reader``), which
+   starts on the event loop and moves to a worker thread once its stream is
+   past the capture ceiling.
+2. **watch**: wait for the shell to exit (a pidfd on the loop), the timeout,
+   or an abort.
+3. **stop**: on timeout or abort, stop the whole tree in a worker thread
+   (SIGTERM, grace, SIGKILL, reap: ``Tree.stop``). When the shell exited by
+   itself, drain the pipes for ``linger_drain_s`` and stop whatever it left
+   running. A call cancelled or failing mid-way still stops its tree (on the
+   loop, bounded) before the cancellation goes on.
+4. **close**: wait (bounded) for both readers to reach EOF; a pipe still held
+   open after that is abandoned. The streams close only after the tree is
+   gone, and no chunk is emitted after this stage, so none can follow the
+   result.
 5. **shape**: each stream's capture through ``truncate_to`` (stdout head,
-   stderr tail), spilling the fuller captured copy of a cut stream.
+   stderr tail), spilling the fuller captured copy of a cut stream; invalid
+   UTF-8 is counted for the notice.
 
 Pieces:
     run            the tool's entry point

@@ -2,14 +2,20 @@
 
 Routes (every one needs the token; without it the answer is 403):
 
-    GET /                                      the page (``?token=`` sets the cookie)
-    GET /static/{name}                         its script and style sheet
+    GET /                                      the page (``?token=`` sets the cookie
+                                               and redirects to a URL without it)
+    GET /static/{name}                         its scripts and style sheet
+    GET /favicon.ico                           204: the page has no icon
     GET /api/sessions                          sessions: live ones, then stored ones
-    GET /api/sessions/{sid}/calls              a session's calls, oldest first
+    GET /api/sessions/{sid}/calls              a session's calls, oldest first (the
+                                               viewer's own Reads left out)
     GET /api/sessions/{sid}/calls/{id}         one call: its row and its result
     GET /api/sessions/{sid}/calls/{id}/events?after=SEQ
                                                Server-Sent Events: the call's events
-                                               with seq > SEQ, live until its result
+                                               with seq > SEQ (or after the
+                                               Last-Event-ID header), live from the
+                                               hub until its result, else from the
+                                               store
     GET /api/sessions/{sid}/calls/{id}/outputs/{name}?offset=&limit=
                                                a window of an output the result names
                                                (a spill file, a Read result's file),
@@ -22,11 +28,15 @@ cannot send headers). No CORS headers are sent, so another origin can
 neither read the API nor open its streams; the page's Content-Security-Policy
 allows only its own script, and the script writes output as text only.
 
+The viewer's own Read calls carry the ``VIEWER_CALL_PREFIX`` id prefix: the
+session store records them like any call, and the call lists leave them out.
+
 Pieces:
     WebView      hub + store + reader + token -> the routes
     Reader       how the viewer runs Read for a session
     host_reader  the default Reader: the Read tool in the session's roots
     build_app    a Starlette app of just the web view (the MCP server mounts routes())
+    new_token, cookie_name, page_url   the token, its cookie's name, the URL to print
 """
 
 from __future__ import annotations
