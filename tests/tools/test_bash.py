@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from toolbound import DEFAULT_LIMITS, ToolHost
-from toolbound.arguments import parse_args
 from toolbound.bounds import count_lines
-from toolbound.tools import ToolContext, load_runner
+from toolbound.context import ToolContext
+from toolbound.tools.registry import spec_for
 
 KB = 1024
 # A short grace keeps the tree tests fast; the seed's 2 s is only a default.
@@ -444,8 +444,8 @@ async def test_another_session_is_served_while_a_cancelled_call_stops_its_tree(
             abort=asyncio.Event(),
             sandbox=victim.sandbox,
         )
-        args = parse_args("Bash", {"command": ESCAPEE}, limits)
-        task = asyncio.create_task(load_runner("Bash")(args, ctx))
+        spec = spec_for("Bash")
+        task = asyncio.create_task(spec.runner()(spec.parse({"command": ESCAPEE}, limits), ctx))
         await asyncio.wait_for(started.wait(), CALL_BOUND_S)
         began = time.monotonic()
         task.cancel()
