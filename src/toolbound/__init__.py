@@ -6,6 +6,7 @@ The public surface; everything else is internal.
 from toolbound.bounds import Cut, truncate_to
 from toolbound.host import ToolHost
 from toolbound.limits import DEFAULT_LIMITS, Budget, Limits
+from toolbound.listeners import CallListener, CallStart
 from toolbound.model_text import model_text
 from toolbound.results import ErrorCode, ToolError
 from toolbound.store import (
@@ -21,6 +22,8 @@ from toolbound.tooldefs import builtin_tool_defs
 __all__ = [
     "DEFAULT_LIMITS",
     "Budget",
+    "CallListener",
+    "CallStart",
     "CheckpointRecord",
     "Cut",
     "ErrorCode",

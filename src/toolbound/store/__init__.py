@@ -6,6 +6,7 @@ Pieces:
     checkpoint  which user messages a checkpoint retains (pure)
     schema      ordered, named migrations, in the SQLite and PostgreSQL dialects
     db          opening the SQLite database (WAL, foreign keys, busy timeout)
+    errors      StoreUnavailable: the one error of a store that cannot be used
     backend     where a store lives: the SQLite backend, store locations, the dialect seam
     postgres    the PostgreSQL backend (imported only for a postgresql:// store)
     context     CheckpointRecord: writing checkpoints, reading the context
@@ -15,8 +16,9 @@ Pieces:
     replay      reading the recorded calls and events back
 """
 
-from toolbound.store.backend import StoreUnavailable, driver_errors, is_url, store_location
+from toolbound.store.backend import driver_errors, is_url, store_location
 from toolbound.store.context import CheckpointRecord
+from toolbound.store.errors import StoreUnavailable
 from toolbound.store.messages import TranscriptError
 from toolbound.store.recorder import CallHandle, CallRecorder
 from toolbound.store.schema import SchemaError

@@ -35,9 +35,9 @@ from typing import Any
 
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.paths import default_data_dir
-from toolbound.results import ToolError
-from toolbound.scratch import Scratch, check_session_id
+from toolbound.scratch import Scratch, SessionIdError, check_session_id
 from toolbound.store.backend import STORE_ENV, Backend, Conn, SqliteBackend, open_backend
+from toolbound.store.errors import StoreUnavailable
 from toolbound.store.recorder import CallRecorder
 from toolbound.store.replay import read_dropped, read_events, read_tool_calls
 from toolbound.store.tokens import Estimator, estimate_tokens
@@ -116,7 +116,6 @@ class SessionStore:
         if isinstance(self.backend, SqliteBackend):
             self.data_dir = self.backend.data_dir
             self.path = self.backend.path
-            self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         else:
             self.data_dir = Path(scratch_dir or default_data_dir()).absolute()
         self._conn = self.backend.connect()
@@ -259,8 +258,16 @@ class SessionStore:
             return read_events(conn, tool_call_id, after, session_id)
 
     def recorder(self, session_id: str) -> CallRecorder:
-        """A recorder writing ``session_id``'s tool calls from a background thread."""
-        sid = self.session(session_id).id
+        """A recorder writing ``session_id``'s tool calls from a background thread.
+
+        Raises StoreUnavailable when the session cannot be written.
+        """
+        try:
+            sid = self.session(session_id).id
+        except self.backend.errors as err:
+            raise StoreUnavailable(
+                f"cannot record in the store {self.backend.describe()}: {err}"
+            ) from err
         return CallRecorder(self.backend, sid, limits=self.limits)
 
     def dropped(
@@ -321,5 +328,5 @@ class SessionStore:
 def _checked_id(session_id: str) -> str:
     try:
         return check_session_id(session_id)
-    except ToolError as err:
-        raise SessionError(err.message) from None
+    except SessionIdError as err:
+        raise SessionError(str(err)) from None
