@@ -84,17 +84,11 @@ async def newest_files(
     test = selection.printed_test()
 
     def offer(batch: list[bytes], cwd_fd: int | None) -> None:
-        # The per-file loop of every walk: locals only, no call it can spare.
-        # A stat relative to the held folder descriptor resolves only the
-        # file's own components: about 20% less per stat than the absolute
-        # path on the 100k-file bench tree.
-        would_keep, add, stat = heap.would_keep, heap.add, os.stat
-        prefix = b"" if cwd_fd is not None else cwd + b"/"
-        for printed in batch:
-            try:
-                mtime = stat(prefix + printed, dir_fd=cwd_fd).st_mtime_ns
-            except OSError:
-                continue  # gone since rg listed it
+        # The per-file work of every walk, done a batch at a time: one stat
+        # each (in a comprehension), then only the files that can still rank
+        # are looked at one by one.
+        would_keep, add = heap.would_keep, heap.add
+        for mtime, printed in heap.contenders(*_mtimes(batch, cwd, cwd_fd)):
             if not would_keep(mtime, printed):
                 continue
             if sniff != "none" and _binary_extension(printed):
@@ -110,7 +104,7 @@ async def newest_files(
             for batch in split_nul(stream):
                 if test is not None:
                     batch = [p for p in batch if test(p)]
-                if hold and any(b"/." in p for p in batch):
+                if hold and b"/." in b"\0".join(batch):
                     held.extend(p for p in batch if is_dot_file(p))
                     batch = [p for p in batch if not is_dot_file(p)]
                 offer(batch, cwd_fd)
@@ -146,6 +140,30 @@ async def newest_files(
             grace_s=ctx.limits.kill_grace_s,
         )
     return Found(heap.ranked(), outcome, overflowed=heap.overflowed)
+
+
+def _mtimes(batch: list[bytes], cwd: bytes, cwd_fd: int | None) -> tuple[list[int], list[bytes]]:
+    """The mtimes of a batch of printed paths, and the paths (those still there).
+
+    A stat relative to the held folder descriptor resolves only the file's own
+    components: about 20% less per stat than the absolute path on the
+    100k-file bench tree.
+    """
+    prefix = b"" if cwd_fd is not None else cwd + b"/"
+    stat = os.stat
+    try:
+        return [stat(prefix + p, dir_fd=cwd_fd).st_mtime_ns for p in batch], batch
+    except OSError:
+        pass  # a file is gone since rg listed it: this batch goes one by one
+    mtimes: list[int] = []
+    kept: list[bytes] = []
+    for printed in batch:
+        try:
+            mtimes.append(stat(prefix + printed, dir_fd=cwd_fd).st_mtime_ns)
+        except OSError:
+            continue
+        kept.append(printed)
+    return mtimes, kept
 
 
 class _Folder:
