@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
@@ -53,6 +54,9 @@ class Found:
 
 
 Sniff = Literal["none", "extension", "content"]
+
+# A batch this long is stat'ed on two threads (a 64 KB read holds ~2,500 paths).
+_SPLIT_BATCH_PATHS = 512
 
 
 def _binary_extension(printed: bytes) -> bool:
@@ -83,12 +87,12 @@ async def newest_files(
     hold = selection.holds_dot_files
     test = selection.printed_test()
 
-    def offer(batch: list[bytes], cwd_fd: int | None) -> None:
+    def offer(batch: list[bytes], stats: _Stats) -> None:
         # The per-file work of every walk, done a batch at a time: one stat
         # each (in a comprehension), then only the files that can still rank
         # are looked at one by one.
         would_keep, add = heap.would_keep, heap.add
-        for mtime, printed in heap.contenders(*_mtimes(batch, cwd, cwd_fd)):
+        for mtime, printed in heap.contenders(*stats.mtimes(batch)):
             if not would_keep(mtime, printed):
                 continue
             if sniff != "none" and _binary_extension(printed):
@@ -100,20 +104,20 @@ async def newest_files(
             add(mtime, printed)
 
     def consume(stream: IO[bytes]) -> None:
-        with _Folder(cwd) as cwd_fd:
+        with _Stats(cwd) as stats:
             for batch in split_nul(stream):
                 if test is not None:
                     batch = [p for p in batch if test(p)]
                 if hold and b"/." in b"\0".join(batch):
                     held.extend(p for p in batch if is_dot_file(p))
                     batch = [p for p in batch if not is_dot_file(p)]
-                offer(batch, cwd_fd)
+                offer(batch, stats)
 
     def confirm(stream: IO[bytes]) -> None:
         waiting = set(held)
-        with _Folder(cwd) as cwd_fd:
+        with _Stats(cwd) as stats:
             for batch in split_nul(stream):
-                offer([p for p in batch if p in waiting], cwd_fd)
+                offer([p for p in batch if p in waiting], stats)
 
     outcome = await run_rg(
         [*args, *selection.rg_args(), "--null", "--", scope.target],
@@ -166,22 +170,45 @@ def _mtimes(batch: list[bytes], cwd: bytes, cwd_fd: int | None) -> tuple[list[in
     return mtimes, kept
 
 
-class _Folder:
-    """An open descriptor of the searched folder (None if it cannot be opened)."""
+class _Stats:
+    """The mtimes of printed paths, stat'ed relative to an open descriptor of the folder.
 
-    def __init__(self, path: bytes) -> None:
-        self.path = path
+    A large batch is split in two: the reading thread stats one half while a
+    helper thread stats the other (``os.stat`` lets go of the GIL in the
+    system call). On the 100k-file bench tree the stats of ``**/*`` took
+    300 ms after rg had finished its walk on one thread. The descriptor is
+    None (absolute paths) if the folder cannot be opened.
+    """
 
-    def __enter__(self) -> int | None:
+    def __init__(self, cwd: bytes) -> None:
+        self.cwd = cwd
+        self.fd: int | None = None
+        self._helper: ThreadPoolExecutor | None = None
+
+    def __enter__(self) -> _Stats:
         try:
-            self.fd: int | None = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
+            self.fd = os.open(self.cwd, os.O_RDONLY | os.O_DIRECTORY)
         except OSError:
             self.fd = None  # stat by absolute path instead
-        return self.fd
+        return self
 
     def __exit__(self, *exc: object) -> None:
+        if self._helper is not None:
+            self._helper.shutdown()
         if self.fd is not None:
             os.close(self.fd)
+
+    def mtimes(self, batch: list[bytes]) -> tuple[list[int], list[bytes]]:
+        """The batch's mtimes and paths, without the files gone since rg listed them."""
+        if len(batch) < _SPLIT_BATCH_PATHS:
+            return _mtimes(batch, self.cwd, self.fd)
+        if self._helper is None:
+            self._helper = ThreadPoolExecutor(1, thread_name_prefix="toolbound-stat")
+        half = len(batch) // 2
+        other = self._helper.submit(_mtimes, batch[half:], self.cwd, self.fd)
+        mtimes, kept = _mtimes(batch[:half], self.cwd, self.fd)
+        more_mtimes, more_kept = other.result()
+        return mtimes + more_mtimes, kept + more_kept
 
 
 class TextFiles:
