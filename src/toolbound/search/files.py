@@ -2,9 +2,11 @@
 
 Glob lists files (``rg --files``), Grep lists files with a match
 (``rg --files-with-matches``, which stops reading a file at its first match).
-Either way rg walks in parallel and prints paths in no particular order; each
-one is stat'ed as it arrives and offered to a bounded heap, so a tree of a
-million files costs the memory of ``capacity`` paths.
+Either way rg walks in parallel and prints paths in no particular order; they
+are stat'ed a read at a time as they arrive (a large read on two threads, the
+stat being the walk's main cost in Python) and offered to a bounded heap, so a
+tree of a million files costs the memory of ``capacity`` paths. rg's pipe is
+widened to 1 MB (search/rg.py) so its walk does not wait for the stats.
 
 Grep skips binary files: one on the extension list is dropped as it arrives
 (no I/O); the content sniff (first 4 KB) runs afterwards on the kept files
