@@ -1,11 +1,28 @@
-"""Helpers shared by test modules (importable: ``tests`` is on pytest's pythonpath)."""
+"""Helpers shared by test modules (importable: ``tests`` is on pytest's pythonpath).
+
+Pieces:
+    write           a file with content and, optionally, a fixed mtime
+    wait_for        poll a condition of this process until it holds, bounded
+    wait_for_async  the same inside a test's event loop
+"""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 T0 = 1_700_000_000  # a fixed epoch second; files get T0 - age as their mtime
+
+# How long a test waits for something that should happen at once: generous,
+# for a loaded 2-core machine; the poll interval keeps a wait that holds cheap.
+WAIT_S = 15.0
+POLL_S = 0.01
 
 
 def write(root: Path, rel: str, data: str | bytes = "x\n", *, age: int | None = None) -> Path:
@@ -19,3 +36,44 @@ def write(root: Path, rel: str, data: str | bytes = "x\n", *, age: int | None = 
     if age is not None:
         os.utime(path, (T0 - age, T0 - age))
     return path
+
+
+def _timed_out(what: str, timeout_s: float) -> AssertionError:
+    return AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
+
+
+def wait_for(
+    condition: Callable[[], T],
+    what: str,
+    *,
+    timeout_s: float = WAIT_S,
+    poll_s: float = POLL_S,
+) -> T:
+    """``condition()``'s first truthy value; AssertionError naming ``what`` after ``timeout_s``.
+
+    For a condition no event announces (a process gone, a file written by a
+    child): where there is an event, wait for the event instead.
+    """
+    deadline = time.monotonic() + timeout_s
+    while not (value := condition()):
+        if time.monotonic() >= deadline:
+            raise _timed_out(what, timeout_s)
+        time.sleep(poll_s)
+    return value
+
+
+async def wait_for_async(
+    condition: Callable[[], T],
+    what: str,
+    *,
+    timeout_s: float = WAIT_S,
+    poll_s: float = POLL_S,
+) -> T:
+    """``wait_for`` inside an event loop: the loop runs the call being waited on
+    between polls (``poll_s=0`` yields to it once per poll)."""
+    deadline = time.monotonic() + timeout_s
+    while not (value := condition()):
+        if time.monotonic() >= deadline:
+            raise _timed_out(what, timeout_s)
+        await asyncio.sleep(poll_s)
+    return value

@@ -45,6 +45,45 @@ def test_events_print_json_lines_ending_with_the_result(tmp_path: Path) -> None:
     assert events[0]["result"]["error"]["code"] == "TOOL_INVALID_ARGUMENT"
 
 
+def test_text_prints_the_model_text_with_the_same_exit_status(tmp_path: Path) -> None:
+    data = ("--data-dir", str(tmp_path / "d"))
+    bash = run(
+        "call", "Bash", '{"command": "echo out; echo err >&2"}', "--text", *data, cwd=tmp_path
+    )
+    assert (bash.returncode, bash.stdout) == (
+        0,
+        "[exit status 0]\n<stdout>\nout\n</stdout>\n<stderr>\nerr\n</stderr>\n",
+    )
+    (tmp_path / "a.txt").write_text("one\ntwo\n")
+    read = run("call", "Read", '{"path": "a.txt"}', "--text", *data, cwd=tmp_path)
+    assert (read.returncode, read.stdout) == (0, "one\ntwo\n")
+    error = run("call", "Nope", "{}", "--text", *data, cwd=tmp_path)
+    assert (error.returncode, error.stdout) == (
+        1,
+        "TOOL_UNKNOWN: There is no tool named 'Nope'; the tools are Read, Glob, Grep, Bash.\n",
+    )
+    timed_out = run(
+        "call", "Bash", '{"command": "sleep 5", "timeout": 1}', "--text", *data, cwd=tmp_path
+    )
+    assert timed_out.returncode == 1
+    assert timed_out.stdout.startswith("[timed out]\n")
+
+
+def test_the_result_event_carries_the_model_text(tmp_path: Path) -> None:
+    args = '{"command": "printf \'no newline\'"}'
+    out = run("call", "Bash", args, "--events", "--data-dir", str(tmp_path / "d"), cwd=tmp_path)
+    assert out.returncode == 0
+    *chunks, result = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [c["data"] for c in chunks] == ["no newline"]
+    assert result["text"] == "[exit status 0]\n<stdout>\nno newline</stdout>"
+
+
+def test_text_and_events_are_exclusive(tmp_path: Path) -> None:
+    out = run("call", "Read", "{}", "--text", "--events", cwd=tmp_path)
+    assert out.returncode == 2
+    assert "not allowed with argument" in out.stderr
+
+
 def test_bad_json_arguments_are_a_usage_error(tmp_path: Path) -> None:
     out = run("call", "Read", "{path:", "--data-dir", str(tmp_path / "d"), cwd=tmp_path)
     assert out.returncode == 2

@@ -7,8 +7,10 @@ import dataclasses
 import pytest
 
 from toolbound import DEFAULT_LIMITS, Budget, Limits, builtin_tool_defs
-from toolbound.arguments import ARG_MODELS
+from toolbound.arguments import BashArgs, GlobArgs, GrepArgs, ReadArgs
+from toolbound.results import ToolError
 from toolbound.tooldefs import tool_defs
+from toolbound.tools.registry import SPECS, TOOL_NAMES, spec_for
 
 KB = 1024
 
@@ -95,10 +97,74 @@ def test_the_three_formats_render_the_same_definitions() -> None:
 
 def test_schemas_name_exactly_the_arguments_the_host_accepts() -> None:
     for d in tool_defs():
-        fields = {f.alias or name for name, f in ARG_MODELS[d.name].model_fields.items()}
+        model_fields = spec_for(d.name).args.model_fields
+        fields = {f.alias or name for name, f in model_fields.items()}
         assert set(d.input_schema["properties"]) == fields
         assert set(d.input_schema["required"]) == {
-            f.alias or name
-            for name, f in ARG_MODELS[d.name].model_fields.items()
-            if f.is_required()
+            f.alias or name for name, f in model_fields.items() if f.is_required()
         }
+
+
+def test_the_registry_lists_each_tool_once_with_a_runner() -> None:
+    assert TOOL_NAMES == ("Read", "Glob", "Grep", "Bash")
+    assert [d.name for d in tool_defs()] == list(TOOL_NAMES)
+    for spec in SPECS:
+        assert callable(spec.runner())
+    with pytest.raises(ToolError, match="There is no tool named 'Write'; the tools are Read, "):
+        spec_for("Write")
+
+
+def test_the_input_schema_is_derived_from_the_model_and_the_limits_in_force() -> None:
+    limits = DEFAULT_LIMITS.replace(
+        bash_timeout_min_s=2, bash_timeout_max_s=90, bash_timeout_default_s=30
+    )
+    bash = {d.name: d for d in tool_defs(limits)}["Bash"].input_schema
+    assert bash == {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The shell command."},
+            "timeout": {
+                "type": "number",
+                "minimum": 2,
+                "maximum": 90,
+                "default": 30,
+                "description": "Seconds, 2-90.",
+            },
+            "description": {
+                "type": "string",
+                "description": "What the command does, in a few words.",
+            },
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    }
+    grep = {d.name: d for d in tool_defs()}["Grep"].input_schema["properties"]
+    assert grep["outputMode"] == {
+        "type": "string",
+        "enum": ["content", "filesWithMatches", "count"],
+        "default": "content",
+    }
+
+
+def test_host_defaults_are_filled_from_the_limits_in_one_place() -> None:
+    limits = DEFAULT_LIMITS.replace(
+        read_window_lines=7, glob_limit_default=9, grep_head_limit=11, bash_timeout_default_s=13
+    )
+    assert spec_for("Read").parse({"path": "a"}, limits) == ReadArgs(path="a", limit=7)
+    assert spec_for("Glob").parse({"pattern": "*"}, limits) == GlobArgs(pattern="*", limit=9)
+    assert spec_for("Grep").parse({"pattern": "x", "headLimit": None}, limits) == GrepArgs(
+        pattern="x", head_limit=11
+    )
+    assert spec_for("Bash").parse({"command": "true", "timeout": 5}, limits) == BashArgs(
+        command="true", timeout=5
+    )
+    assert spec_for("Bash").parse({"command": "true"}, limits) == BashArgs(
+        command="true", timeout=13
+    )
+
+
+def test_every_output_schema_admits_the_error_shape() -> None:
+    for d in tool_defs():
+        variants = d.output_schema["anyOf"]
+        assert {"$ref": "#/$defs/ErrorResult"} in variants
+        assert len(variants) == len(spec_for(d.name).results) + 1

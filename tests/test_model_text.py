@@ -135,3 +135,8 @@ def test_an_error_is_its_code_and_message() -> None:
 def test_an_unknown_profile_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown profile"):
         model_text("Glob", {"matches": []}, profile="loud")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("tool", ["Bash", "Read", "Grep", "Glob", "Nope"])
+def test_a_dict_of_another_shape_reads_as_its_json(tool: str) -> None:
+    assert model_text(tool, {"x": 1}) == '{"x": 1}'

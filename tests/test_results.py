@@ -106,8 +106,25 @@ def test_grep_content_and_events_are_camel_case() -> None:
         "seq": 0,
         "data": "boom",
     }
-    done = ResultEvent(tool_call_id="c", seq=1, result={"ok": 1})
-    assert done.to_wire() == {"type": "result", "toolCallId": "c", "seq": 1, "result": {"ok": 1}}
+    done = ResultEvent(tool_call_id="c", seq=1, result={"ok": 1}, text="ok")
+    assert done.to_wire() == {
+        "type": "result",
+        "toolCallId": "c",
+        "seq": 1,
+        "result": {"ok": 1},
+        "text": "ok",
+    }
+
+
+def test_a_result_event_carries_the_model_text_of_its_result() -> None:
+    error = {"error": {"code": "TOOL_NOT_FOUND", "message": "No such file; try Glob."}}
+    assert ResultEvent.of("Read", "c", 0, error) == {
+        "type": "result",
+        "toolCallId": "c",
+        "seq": 0,
+        "result": error,
+        "text": "TOOL_NOT_FOUND: No such file; try Glob.",
+    }
 
 
 def test_error_result_shape_and_codes() -> None:

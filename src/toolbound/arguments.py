@@ -1,26 +1,33 @@
-"""Tool arguments: parsed and checked against the limits in force.
+"""Tool arguments: parsed, checked against the limits in force, defaults filled.
 
 Each tool's arguments are a pydantic model with the contract's camelCase
-names. Ranges that depend on ``Limits`` (Read's window, Glob's limit, Bash's
-timeout) are checked in :func:`parse_args`, so an embedding program's limits
-apply. Types are strict JSON types, the same for every tool (a string "5"
-is not a number). Every failure becomes ``TOOL_INVALID_ARGUMENT`` with a
-message that names the argument and what it accepts.
+names and the descriptions its input schema carries. Ranges and defaults that
+depend on ``Limits`` (Read's window, Glob's limit, Grep's head limit, Bash's
+timeout) are not in the models: each tool's spec gives them
+(``toolbound.tools.registry``), :func:`parse_args` checks and fills them, and
+the input schema shows them, so an embedding program's limits apply. A field
+left ``None`` in a model means "the host default". Types are strict JSON types,
+the same for every tool (a string "5" is not a number). Every failure becomes
+``TOOL_INVALID_ARGUMENT`` with a message that names the argument and what it
+accepts.
 
 Pieces:
+    Args                                     the base of the argument models
     ReadArgs, GlobArgs, GrepArgs, BashArgs   the four argument models
     OUTPUT_MODES                             Grep's accepted spellings
-    parse_args                               name + raw dict + limits -> model
+    Limited                                  an argument whose default and range follow the limits
+    parse_args                               raw dict -> checked model, defaults filled
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from toolbound.limits import Limits
 from toolbound.results import ErrorCode, ToolError
 
 OutputMode = Literal["content", "filesWithMatches", "count"]
@@ -34,36 +41,42 @@ OUTPUT_MODES: dict[str, OutputMode] = {
 }
 
 
-class _Args(BaseModel):
+class Args(BaseModel):
     # Strict: JSON types are taken as they are, for every tool alike (a string
     # "5" is not a number, true is not 1, 5.0 is not an integer).
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
 
-
-class ReadArgs(_Args):
-    path: str = Field(min_length=1)
-    offset: int = Field(default=0, ge=0)
-    limit: int | None = None
+    def problem(self) -> str | None:
+        """What is wrong with well-typed arguments, checked before the ranges; None if nothing."""
+        return None
 
 
-class GlobArgs(_Args):
-    pattern: str = Field(min_length=1)
-    path: str | None = None
-    limit: int | None = None
+class ReadArgs(Args):
+    path: str = Field(min_length=1, description="File to read.")
+    offset: int = Field(default=0, ge=0, description="Lines to skip before the window starts.")
+    limit: int | None = Field(default=None, description="Lines in the window, {range}.")
 
 
-class GrepArgs(_Args):
-    pattern: str = Field(min_length=1)
-    path: str | None = None
-    glob: str | None = None
-    type: str | None = None
+class GlobArgs(Args):
+    pattern: str = Field(min_length=1, description="Glob, e.g. **/*.ts")
+    path: str | None = Field(default=None, description="Folder to search in.")
+    limit: int | None = Field(default=None, description="Most paths to return, {range}.")
+
+
+class GrepArgs(Args):
+    pattern: str = Field(min_length=1, description="Regex (ripgrep syntax).")
+    path: str | None = Field(default=None, description="File or folder to search.")
+    glob: str | None = Field(default=None, description="Only files matching this glob.")
+    type: str | None = Field(default=None, description="Only files of this rg type.")
     output_mode: OutputMode = Field(default="content", alias="outputMode")
-    head_limit: int | None = Field(default=None, ge=1, alias="headLimit")
-    offset: int = Field(default=0, ge=0)
+    head_limit: int | None = Field(
+        default=None, ge=1, alias="headLimit", description="Most entries to return."
+    )
+    offset: int = Field(default=0, ge=0, description="Entries to skip (paging).")
     case_insensitive: bool = Field(default=False, alias="caseInsensitive")
     multiline: bool = False
-    before: int | None = Field(default=None, ge=0)
-    after: int | None = Field(default=None, ge=0)
+    before: int | None = Field(default=None, ge=0, description="Context lines.")
+    after: int | None = Field(default=None, ge=0, description="Context lines.")
 
     @field_validator("output_mode", mode="before")
     @classmethod
@@ -73,18 +86,56 @@ class GrepArgs(_Args):
         return value
 
 
-class BashArgs(_Args):
-    command: str
-    timeout: float | None = Field(default=None, allow_inf_nan=False)
-    description: str | None = None
+class BashArgs(Args):
+    command: str = Field(description="The shell command.")
+    timeout: float | None = Field(
+        default=None, allow_inf_nan=False, description="Seconds, {range}."
+    )
+    description: str | None = Field(
+        default=None, description="What the command does, in a few words."
+    )
+
+    def problem(self) -> str | None:
+        if not self.command.strip():
+            return "'command' is empty; give the shell command to run"
+        return None
 
 
-ARG_MODELS: dict[str, type[_Args]] = {
-    "Read": ReadArgs,
-    "Glob": GlobArgs,
-    "Grep": GrepArgs,
-    "Bash": BashArgs,
-}
+@dataclass(frozen=True, slots=True)
+class Limited:
+    """An argument whose default, and maybe inclusive range, follow the limits in force.
+
+    E.g. Read's ``limit``: default 2000, 1-2000 lines. ``unit`` follows the
+    numbers in a refusal (" lines"); ``name_default`` makes a refusal repeat
+    the value given and the default.
+    """
+
+    default: float
+    lo: float | None = None
+    hi: float | None = None
+    unit: str = ""
+    name_default: bool = False
+
+    @property
+    def span(self) -> str | None:
+        """The range as the descriptions write it (``1-2000``); None when unbounded."""
+        if self.lo is None or self.hi is None:
+            return None
+        return f"{_number(self.lo)}-{_number(self.hi)}"
+
+    def refusal(self, alias: str, value: float) -> str | None:
+        """The argument error for ``value``, or None when it is in range."""
+        if self.lo is None or self.hi is None or self.lo <= value <= self.hi:
+            return None
+        refusal = f"'{alias}' must be {self.span}{self.unit}"
+        if self.name_default:
+            refusal += f" (got {_number(value)}); the default is {_number(self.default)}"
+        return refusal
+
+
+def _number(value: float) -> str:
+    """A number as an agent writes it: 300, 1.5 (an integer limit stays whole)."""
+    return str(value) if isinstance(value, int) else f"{value:g}"
 
 
 def _invalid(tool: str, detail: str) -> ToolError:
@@ -117,8 +168,8 @@ def _json_kind(value: object) -> str:
     return "an array" if isinstance(value, list) else "an object"
 
 
-def _describe(tool: str, err: ValidationError) -> str:
-    names = ", ".join((f.alias or n) for n, f in ARG_MODELS[tool].model_fields.items())
+def _describe(tool: str, model: type[Args], err: ValidationError) -> str:
+    names = ", ".join((f.alias or n) for n, f in model.model_fields.items())
     parts: list[str] = []
     for e in err.errors():
         where = ".".join(str(p) for p in e["loc"]) or "arguments"
@@ -135,32 +186,36 @@ def _describe(tool: str, err: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def parse_args(tool: str, raw: object, limits: Limits) -> Any:
-    """Validate ``raw`` into the tool's argument model, or raise TOOL_INVALID_ARGUMENT."""
+def field_names(model: type[Args]) -> dict[str, str]:
+    """The model's arguments: wire name (alias) -> attribute name."""
+    return {(f.alias or n): n for n, f in model.model_fields.items()}
+
+
+def parse_args(
+    tool: str, model: type[Args], raw: object, *, limited: Mapping[str, Limited]
+) -> Args:
+    """Validate ``raw`` into ``model``, check the ranges, fill the host defaults.
+
+    ``limited`` is keyed by wire name; its default replaces an argument left
+    out or null. Raises TOOL_INVALID_ARGUMENT.
+    """
     if not isinstance(raw, dict):
         raise _invalid(tool, "arguments must be a JSON object")
     try:
-        args = ARG_MODELS[tool].model_validate(raw)
+        args = model.model_validate(raw)
     except ValidationError as err:
-        raise _invalid(tool, _describe(tool, err)) from None
-    _check_ranges(tool, args, limits)
-    return args
-
-
-def _check_ranges(tool: str, args: _Args, limits: Limits) -> None:
-    if isinstance(args, ReadArgs) and args.limit is not None:
-        if not 1 <= args.limit <= limits.read_window_lines:
-            raise _invalid(tool, f"'limit' must be 1-{limits.read_window_lines} lines")
-    elif isinstance(args, GlobArgs) and args.limit is not None:
-        if not 1 <= args.limit <= limits.glob_limit_max:
-            raise _invalid(tool, f"'limit' must be 1-{limits.glob_limit_max}")
-    elif isinstance(args, BashArgs):
-        if not args.command.strip():
-            raise _invalid(tool, "'command' is empty; give the shell command to run")
-        lo, hi = limits.bash_timeout_min_s, limits.bash_timeout_max_s
-        if args.timeout is not None and not lo <= args.timeout <= hi:
-            raise _invalid(
-                tool,
-                f"'timeout' must be {lo:g}-{hi:g} seconds (got {args.timeout:g}); "
-                f"the default is {limits.bash_timeout_default_s:g}",
-            )
+        raise _invalid(tool, _describe(tool, model, err)) from None
+    problem = args.problem()
+    if problem is not None:
+        raise _invalid(tool, problem)
+    names = field_names(model)
+    unset: dict[str, float] = {}
+    for alias, arg in limited.items():
+        value = getattr(args, names[alias])
+        if value is None:
+            unset[names[alias]] = arg.default
+            continue
+        refusal = arg.refusal(alias, value)
+        if refusal is not None:
+            raise _invalid(tool, refusal)
+    return args.model_copy(update=unset) if unset else args

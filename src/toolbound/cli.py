@@ -2,14 +2,16 @@
 
 ``toolbound call TOOL 'JSON_ARGS'`` prints one JSON document (exit 0 for a
 result, 1 for a tool error result or a timed-out Bash call, 2 for a usage
-error); with ``--events`` it prints JSON Lines: every chunk event, then the result event.
+error); with ``--events`` it prints JSON Lines: every chunk event, then the
+result event; with ``--text`` the result's model text (``model_text``) instead
+of its JSON, with the same exit status.
 ``toolbound tools`` prints ``builtin_tool_defs()``.
 ``toolbound session list|show ID|context ID|checkpoint ID --summary TEXT|end ID|
 prune --ended-before DAYS [--transcripts]`` prints the session store's view as
 one JSON document. ``--store URL`` (else ``$TOOLBOUND_STORE``, else the data
 dir) names the store: a data dir or a ``postgresql://`` URL.
-``toolbound serve`` runs the MCP server (``toolbound.mcp_server``, imported
-only then).
+``toolbound serve`` runs the MCP server and the web view (``toolbound.serve``,
+imported only then).
 
 Pieces:
     build_parser        the argparse tree
@@ -98,7 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_places(call)
     _add_store(call)
     call.add_argument("--session", default=CLI_SESSION, help="session id")
-    call.add_argument("--events", action="store_true", help="print JSON Lines events")
+    shown = call.add_mutually_exclusive_group()
+    shown.add_argument("--events", action="store_true", help="print JSON Lines events")
+    shown.add_argument(
+        "--text", action="store_true", help="print the text the model reads instead of JSON"
+    )
     _add_sandbox(call)
 
     serve = sub.add_parser(
@@ -203,14 +209,19 @@ async def _call(ns: argparse.Namespace, args: Any) -> int:
         network=ns.network,
         store=ns.store,
     ) as host:
-        result: dict[str, Any] = {}
+        last: dict[str, Any] = {}
         async for event in host.stream(ns.tool, args):
             if ns.events:
                 sys.stdout.write(_dump(event) + "\n")
                 sys.stdout.flush()
             if event["type"] == "result":
-                result = event["result"]
-        if not ns.events:
+                last = event
+        result: dict[str, Any] = last.get("result", {})
+        if ns.text:
+            text = last.get("text", "")
+            # A terminal's prompt starts on a line of its own; the text itself is as it is.
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        elif not ns.events:
             sys.stdout.write(_dump(result) + "\n")
     return 1 if is_error(result) else 0
 
@@ -303,7 +314,7 @@ def _serve(ns: argparse.Namespace) -> int:
         # Every host of the server, and its web view, records into this store.
         os.environ["TOOLBOUND_STORE"] = ns.store
     # Imported here: the mcp SDK costs about 2 s, which `toolbound call` never pays.
-    from toolbound.mcp_server import ServeOptions, serve
+    from toolbound.serve import ServeOptions, serve
 
     options = ServeOptions(
         workspace=workspace,

@@ -119,9 +119,5 @@ class Limits:
         """A copy with some limits changed (validated again)."""
         return dataclasses.replace(self, **changes)
 
-    def shell_budget(self, keep: Keep) -> Budget:
-        """The shell budget for the stream that keeps ``keep``."""
-        return self.shell_stdout if keep == "head" else self.shell_stderr
-
 
 DEFAULT_LIMITS = Limits()

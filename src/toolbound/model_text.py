@@ -41,9 +41,20 @@ NO_MATCHES = "No matches."
 
 
 def model_text(tool: str, result: dict[str, Any], *, profile: Profile = "exact") -> str:
-    """The text the model reads for ``result``, a result dict of ``tool``."""
+    """The text the model reads for ``result``, a result dict of ``tool``.
+
+    A dict that is not one of the tool's result shapes (an unknown tool's, or
+    a stored row from another version) reads as its JSON, never an exception.
+    """
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; the profiles are {', '.join(PROFILES)}")
+    try:
+        return _render(tool, result)
+    except (KeyError, TypeError, AttributeError):
+        return json.dumps(result, ensure_ascii=False)
+
+
+def _render(tool: str, result: dict[str, Any]) -> str:
     if "error" in result:
         return f"{result['error']['code']}: {result['error']['message']}"
     notice = result.get("notice")

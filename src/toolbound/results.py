@@ -12,7 +12,7 @@ Pieces:
     BashResult                  Bash result, with StreamCounts/StreamPair/SpillPaths
     ErrorResult                 {"error": {"code", "message"}}
     is_error                    whether the protocols report a result as an error
-    ChunkEvent, ResultEvent     streamed events
+    ChunkEvent, ResultEvent     streamed events (a result event carries the model text)
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+
+from toolbound.model_text import model_text
 
 
 class ErrorCode(StrEnum):
@@ -188,6 +190,17 @@ class ResultEvent(WireModel):
     tool_call_id: str
     seq: int
     result: dict[str, Any]
+    # What the model reads for the result: model_text(tool, result).
+    text: str
+
+    @staticmethod
+    def of(tool: str, tool_call_id: str, seq: int, result: dict[str, Any]) -> dict[str, Any]:
+        """The wire dict of a result event of ``tool``, its ``text`` rendered from ``result``.
+
+        The host's stream and the store's replay both build result events here.
+        """
+        text = model_text(tool, result)
+        return ResultEvent(tool_call_id=tool_call_id, seq=seq, result=result, text=text).to_wire()
 
 
 ToolResult = (

@@ -6,15 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from toolbound.bounds import clip_lines, is_binary_file, sniff_binary
+from toolbound.bounds import clip_line, is_binary_file, sniff_binary
 from toolbound.limits import Limits
 
 
-def test_clip_lines_keeps_endings_and_counts_clipped_lines() -> None:
-    lines = ["short\n", "é" * 2500 + "\r\n", "😀" * 2001, "ok"]
-    out, clipped = clip_lines(lines, 2000)
-    assert out == ["short\n", "é" * 2000 + "\r\n", "😀" * 2000, "ok"]
-    assert clipped == 2
+def test_clip_line_counts_characters_not_bytes() -> None:
+    bodies = ["short", "é" * 2000, "é" * 2500, "😀" * 2001]
+    assert [clip_line(b, 2000) for b in bodies] == [
+        ("short", False),
+        ("é" * 2000, False),
+        ("é" * 2000, True),
+        ("😀" * 2000, True),
+    ]
 
 
 @pytest.mark.parametrize(

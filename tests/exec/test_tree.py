@@ -8,9 +8,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
+
+from support import wait_for
 
 DEADLINE_S = 15.0
 
@@ -45,13 +45,6 @@ def is_dead(pid: int) -> bool:
     return state in ("Z", "X")
 
 
-def wait_until(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + DEADLINE_S
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
-
-
 def test_killing_the_host_kills_its_whole_tree(tmp_path: Path) -> None:
     pids_file = tmp_path / "pids"
     host = subprocess.Popen(
@@ -65,7 +58,7 @@ def test_killing_the_host_kills_its_whole_tree(tmp_path: Path) -> None:
         ]
     )
     try:
-        wait_until(
+        wait_for(
             lambda: pids_file.exists() and len(pids_file.read_text().split()) == 3,
             "the tree to start",
         )
@@ -74,4 +67,4 @@ def test_killing_the_host_kills_its_whole_tree(tmp_path: Path) -> None:
     finally:
         host.send_signal(signal.SIGKILL)
         host.wait(DEADLINE_S)
-    wait_until(lambda: all(is_dead(pid) for pid in pids), "the orphaned tree to die")
+    wait_for(lambda: all(is_dead(pid) for pid in pids), "the orphaned tree to die")

@@ -1,4 +1,4 @@
-"""The text block of a tool result: what an MCP client hands the model."""
+"""The call result of a tool result: structuredContent, the model text, isError."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from toolbound.mcp_server import call_result, payload_text
+from toolbound import model_text
+from toolbound.mcp_server import call_result
 
 ZERO = {"bytes": 0, "lines": 0}
 
@@ -28,81 +29,51 @@ def bash(**fields: Any) -> dict[str, Any]:
     return {**result, **fields}
 
 
+def dumped(tool: str, result: dict[str, Any]) -> dict[str, Any]:
+    return call_result(tool, result).model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+def test_the_text_block_is_the_model_text_with_each_stream_labelled() -> None:
+    result = bash(stdout="out\n", stderr="no newline", exitCode=2)
+    assert dumped("Bash", result) == {
+        "content": [
+            {
+                "type": "text",
+                "text": "[exit status 2]\n<stdout>\nout\n</stdout>\n<stderr>\nno newline</stderr>",
+            }
+        ],
+        "structuredContent": result,
+        "isError": False,
+        "resultType": "complete",
+    }
+
+
 @pytest.mark.parametrize(
-    ("result", "text"),
+    ("tool", "result"),
     [
-        (bash(stdout="out\n", stderr="err\n", exitCode=2), "out\nerr\n[exit status 2]"),
-        (bash(stdout="no newline", stderr="tail"), "no newline\ntail\n[exit status 0]"),
-        (bash(), "[exit status 0]"),
-        (bash(exitCode=None, signal="SIGKILL"), "[killed by signal SIGKILL]"),
-        (
-            bash(
-                stdout="partial\n",
-                exitCode=None,
-                signal="SIGTERM",
-                timedOut=True,
-                notice="The command timed out after 1 s and its whole process tree was stopped.",
-            ),
-            "partial\n[timed out]\n"
-            "[The command timed out after 1 s and its whole process tree was stopped.]",
-        ),
-        (
-            bash(exitCode=None, signal="SIGTERM", aborted=True, notice="The call was aborted."),
-            "[aborted]\n[The call was aborted.]",
-        ),
+        ("Read", {"path": "a", "root": "workspace", "content": "one\n", "offset": 0,
+                  "lineCount": 1, "fileBytes": 4, "truncated": True, "notice": "Next: 1."}),
+        ("Glob", {"matches": ["b.py", "a.py"], "count": 2, "truncated": False}),
+        ("Grep", {"matches": [{"path": "a.py", "line": 3, "text": "def f():"}], "count": 1,
+                  "files": 1, "truncated": False}),
+        ("Grep", {"counts": [{"path": "a.py", "count": 4}], "count": 1, "truncated": False}),
+        ("Bash", bash(stdout="partial\n", exitCode=None, signal="SIGTERM", timedOut=True)),
     ],
-)
-def test_bash_text_is_stdout_then_stderr_then_how_it_ended(
-    result: dict[str, Any], text: str
-) -> None:
-    assert payload_text("Bash", result) == text
+)  # fmt: skip
+def test_every_tool_s_text_block_is_its_model_text(tool: str, result: dict[str, Any]) -> None:
+    (block,) = dumped(tool, result)["content"]
+    assert block == {"type": "text", "text": model_text(tool, result)}
 
 
-def test_bash_markers_stay_in_the_text() -> None:
-    marker = "[truncated: kept the first 1 of 3 lines; limit 1 lines / 96KB.]"
-    result = bash(stdout=f"a\n{marker}", stderr="", truncated=True)
-    assert payload_text("Bash", result) == f"a\n{marker}\n[exit status 0]"
-
-
-def test_read_text_is_the_content_then_the_notice_when_bounded() -> None:
-    window = {"path": "a", "root": "workspace", "offset": 0, "lineCount": 2, "fileBytes": 99}
-    whole = {**window, "content": "one\ntwo\n", "totalLines": 2, "truncated": False}
-    cut = {**window, "content": "one\ntwo\n", "truncated": True, "notice": "Next offset: 2."}
-    assert payload_text("Read", whole) == "one\ntwo\n"
-    assert payload_text("Read", cut) == "one\ntwo\n[Next offset: 2.]"
-
-
-def test_glob_text_is_one_path_a_line_then_the_notice() -> None:
-    found = {"matches": ["b.py", "a.py"], "count": 2, "truncated": True, "notice": "Narrow it."}
-    none = {"matches": [], "count": 0, "truncated": False}
-    assert payload_text("Glob", found) == "b.py\na.py\n[Narrow it.]"
-    assert payload_text("Glob", none) == "No files matched."
-
-
-def test_grep_text_renders_each_output_mode() -> None:
-    content = {
-        "matches": [{"path": "a.py", "line": 3, "text": "def f():"}],
-        "count": 1,
-        "files": 1,
-        "truncated": False,
-    }
-    files = {"files": ["a.py", "b.py"], "count": 2, "truncated": False}
-    counts = {
-        "counts": [{"path": "a.py", "count": 4}],
-        "count": 1,
-        "truncated": True,
-        "notice": "Call again with offset 1.",
-    }
-    assert payload_text("Grep", content) == "a.py:3:def f():"
-    assert payload_text("Grep", files) == "a.py\nb.py"
-    assert payload_text("Grep", counts) == "a.py:4\n[Call again with offset 1.]"
-    assert payload_text("Grep", {**files, "files": [], "count": 0}) == "No matches."
+def test_a_timed_out_call_is_an_error_that_keeps_its_bash_result() -> None:
+    result = bash(stdout="partial\n", exitCode=None, signal="SIGTERM", timedOut=True)
+    assert dumped("Bash", result)["isError"] is True
+    assert dumped("Bash", result)["structuredContent"] == result
 
 
 def test_an_error_result_is_an_is_error_call_result_with_the_error_as_structured_content() -> None:
     error = {"error": {"code": "TOOL_NOT_FOUND", "message": "No file a.txt; Glob for it."}}
-    result = call_result("Read", error)
-    assert result.model_dump(by_alias=True, exclude_none=True, mode="json") == {
+    assert dumped("Read", error) == {
         "content": [{"type": "text", "text": "TOOL_NOT_FOUND: No file a.txt; Glob for it."}],
         "structuredContent": error,
         "isError": True,

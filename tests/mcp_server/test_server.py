@@ -7,15 +7,15 @@ sessionless HTTP (the 2026-07-28 era), see ``conftest.py``.
 from __future__ import annotations
 
 import os
-import time
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
 import pytest
 
-from toolbound.mcp_server import CHUNK_META_KEY, output_schema
-from toolbound.tooldefs import builtin_tool_defs
+from support import wait_for_async
+from toolbound.mcp_server import CHUNK_META_KEY
+from toolbound.tooldefs import tool_defs
 
 if TYPE_CHECKING:
     from conftest import Connect
@@ -33,15 +33,6 @@ def text_of(result: types.CallToolResult) -> str:
     return block.text
 
 
-async def wait_until(predicate: Any, what: str) -> None:
-    """Poll ``predicate`` until it holds; fail after WAIT_S."""
-    deadline = time.monotonic() + WAIT_S
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        await anyio.sleep(0.02)
-
-
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -54,9 +45,7 @@ async def test_tools_list_serves_the_four_definitions_with_output_schemas(connec
     async with connect() as conn:
         listed = await conn.client.list_tools()
         got = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools]
-        want = [
-            {**d, "outputSchema": output_schema(d["name"])} for d in builtin_tool_defs(fmt="mcp")
-        ]
+        want = [{**d.render("mcp"), "outputSchema": d.output_schema} for d in tool_defs()]
         assert got == want
         assert [(t.name, t.annotations and t.annotations.read_only_hint) for t in listed.tools] == [
             ("Read", True),
@@ -121,7 +110,7 @@ async def test_glob_lists_matches_newest_first_one_a_line(connect: Connect) -> N
         assert text_of(result) == "\n".join(matches)
 
 
-async def test_grep_lists_matching_lines_as_path_line_text(connect: Connect) -> None:
+async def test_grep_names_the_path_once_then_line_and_text(connect: Connect) -> None:
     async with connect() as conn:
         (conn.dir / "a.py").write_text("def f():\n    return 1\n")
         result = await conn.client.call_tool("Grep", {"pattern": "return", "path": conn.rel})
@@ -132,10 +121,10 @@ async def test_grep_lists_matching_lines_as_path_line_text(connect: Connect) -> 
             "files": 1,
             "truncated": False,
         }
-        assert text_of(result) == f"{conn.rel}/a.py:2:    return 1"
+        assert text_of(result) == f"{conn.rel}/a.py\n2:    return 1"
 
 
-async def test_bash_text_is_stdout_then_stderr_then_the_exit_status(connect: Connect) -> None:
+async def test_bash_text_is_the_exit_status_then_each_stream_labelled(connect: Connect) -> None:
     async with connect() as conn:
         result = await conn.client.call_tool(
             "Bash", {"command": "echo out; echo err >&2; exit 3", "timeout": 10}
@@ -148,7 +137,9 @@ async def test_bash_text_is_stdout_then_stderr_then_the_exit_status(connect: Con
             "err\n",
             3,
         )
-        assert text_of(result) == "out\nerr\n[exit status 3]"
+        assert text_of(result) == (
+            "[exit status 3]\n<stdout>\nout\n</stdout>\n<stderr>\nerr\n</stderr>"
+        )
 
 
 async def test_a_timed_out_call_is_an_error_that_keeps_its_bash_result(connect: Connect) -> None:
@@ -165,7 +156,8 @@ async def test_a_timed_out_call_is_an_error_that_keeps_its_bash_result(connect: 
             True,
             False,
         )
-        assert text_of(result).startswith("started\n[timed out]")
+        assert text_of(result).startswith("[timed out]\n[")
+        assert text_of(result).endswith("<stdout>\nstarted\n</stdout>")
 
 
 async def test_bash_chunks_arrive_as_progress_notifications(connect: Connect) -> None:
@@ -197,9 +189,10 @@ async def test_bash_chunks_arrive_as_progress_notifications(connect: Connect) ->
             )
 
         # Notifications are delivered by tasks of their own, so they may trail the result.
-        await wait_until(
+        await wait_for_async(
             lambda: chunks("stdout") == "one\nthree\n" and chunks("stderr") == "two\n",
             "every chunk as a progress notification",
+            timeout_s=WAIT_S,
         )
         params = notes()
         assert [p.progress for p in params] == [float(i + 1) for i in range(len(params))]
@@ -224,14 +217,18 @@ async def test_a_cancelled_call_stops_its_process_tree_and_the_server_keeps_serv
                     pytest.fail("the hung command returned")
 
                 tg.start_soon(hung)
-                await wait_until(
-                    lambda: shell.stat().st_size > 0 if shell.exists() else False, "pid"
+                await wait_for_async(
+                    lambda: shell.stat().st_size > 0 if shell.exists() else False,
+                    "pid",
+                    timeout_s=WAIT_S,
                 )
                 tg.cancel_scope.cancel()
         pids = [int(shell.read_text()), int(child.read_text())]
-        await wait_until(lambda: not any(alive(p) for p in pids), "the process tree to be gone")
+        await wait_for_async(
+            lambda: not any(alive(p) for p in pids), "the process tree to be gone", timeout_s=WAIT_S
+        )
         result = await conn.client.call_tool("Bash", {"command": "echo still here"})
-        assert text_of(result) == "still here\n[exit status 0]"
+        assert text_of(result) == "[exit status 0]\n<stdout>\nstill here\n</stdout>"
 
 
 async def test_ten_reads_and_two_bash_calls_at_once_all_complete(connect: Connect) -> None:
@@ -252,4 +249,4 @@ async def test_ten_reads_and_two_bash_calls_at_once_all_complete(connect: Connec
         for i in range(10):
             assert text_of(results[f"r{i}"]) == f"file {i}\n" * (i + 1)
         for i in range(2):
-            assert text_of(results[f"b{i}"]) == f"bash {i}\n[exit status 0]"
+            assert text_of(results[f"b{i}"]) == f"[exit status 0]\n<stdout>\nbash {i}\n</stdout>"

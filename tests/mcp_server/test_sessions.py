@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import pytest
 from mcp import Client
 
+from support import wait_for_async
 from toolbound.store import SessionStore
 
 if TYPE_CHECKING:
@@ -19,14 +18,6 @@ if TYPE_CHECKING:
 WAIT_S = 30.0
 # Enough output to pass the Bash stdout budget, so the session spills.
 SPILLING = {"command": "seq 1 40000", "timeout": 30}
-
-
-async def wait_until(predicate: Any, what: str) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        await anyio.sleep(0.02)
 
 
 async def stored(data_dir: Path, sid: str) -> tuple[bool, int]:
@@ -68,11 +59,15 @@ async def test_each_http_session_is_its_own_stored_session_and_ends_with_its_scr
             assert re.fullmatch(r"mcp-[0-9a-f]{32}", two), two
             assert one != two
             assert await spill_session(first, http_server.data_dir) == one
-        await wait_until(lambda: not (scratch / two).exists(), "the ended session's scratch")
+        await wait_for_async(
+            lambda: not (scratch / two).exists(), "the ended session's scratch", timeout_s=WAIT_S
+        )
         assert (scratch / one).is_dir()
         assert await stored(http_server.data_dir, two) == (True, 1)
         assert await stored(http_server.data_dir, one) == (False, 2)
-    await wait_until(lambda: not (scratch / one).exists(), "the other one's scratch")
+    await wait_for_async(
+        lambda: not (scratch / one).exists(), "the other one's scratch", timeout_s=WAIT_S
+    )
     assert await stored(http_server.data_dir, one) == (True, 2)
 
 
@@ -112,7 +107,9 @@ async def test_the_stdio_session_ends_and_its_scratch_goes_when_the_client_leave
     async with clients.stdio(workspace, data_dir) as client:
         sid = await spill_session(client, data_dir)
         assert re.fullmatch(r"mcp-[0-9a-f]{16}", sid), sid
-    await wait_until(lambda: not (data_dir / "scratch" / sid).exists(), "the scratch dir to go")
+    await wait_for_async(
+        lambda: not (data_dir / "scratch" / sid).exists(), "the scratch dir to go", timeout_s=WAIT_S
+    )
     assert await stored(data_dir, sid) == (True, 1)
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from support import wait_for_async
 
 # The fixtures (conftest.py) give a real host, hub and server, and Chromium.
 Served = Any
@@ -18,14 +19,6 @@ WAIT_MS = 15_000
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "web"
 
 PANE_LINES = "sel => [...document.querySelectorAll(sel + ' .line')].map(e => e.textContent)"
-
-
-async def until(condition: Callable[[], bool], *, within_s: float = WAIT_MS / 1000) -> None:
-    """Poll a condition of this process (not of the page) with a deadline."""
-    deadline = asyncio.get_running_loop().time() + within_s
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.01)
 
 
 async def pane(page: Any, which: str) -> list[str]:
@@ -46,7 +39,11 @@ async def start_call(
     task = asyncio.create_task(
         served.host.call("Bash", {"command": command, "timeout": timeout_s}, tool_call_id=call_id)
     )
-    await until(lambda: served.hub.record(served.host.session_id, call_id) is not None)
+    await wait_for_async(
+        lambda: served.hub.record(served.host.session_id, call_id) is not None,
+        f"the hub to hold {call_id}",
+        timeout_s=WAIT_MS / 1000,
+    )
     return task
 
 

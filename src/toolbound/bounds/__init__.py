@@ -1,16 +1,22 @@
 """Pure bounding: what the model is allowed to see.
 
-Nothing here does I/O except ``is_binary_file``'s sniff of a file's first bytes.
+Nothing here does I/O except ``is_binary_file``'s sniff of a file's first
+bytes: paging reads through a ``read_at`` callable its caller gives, and
+``newlines.preload`` only imports numpy in a background thread.
 
 Pieces:
     markers   every marker string
-    truncate  truncate_to: head/tail, lines/bytes, char-safe
-    lines     line clipping at MAX_LINE_CHARS
+    truncate  truncate_to: head/tail, lines/bytes, char-safe; count_lines
+    newlines  counting and finding newlines at memory speed (numpy when loaded)
+    lines     clip_line: a line body clipped at MAX_LINE_CHARS characters
+    paging    Read's window over a file's bytes, as pure functions
     binary    the binary test shared by Read and Grep
+    terminal  what a terminal shows of a stream: rewrites collapsed, styling removed
+    headtail  a stream's first and last parts with a marker between (economy profile)
 """
 
 from toolbound.bounds.binary import BinaryVerdict, is_binary_file, sniff_binary
-from toolbound.bounds.lines import clip_line, clip_lines, split_eol
+from toolbound.bounds.lines import clip_line
 from toolbound.bounds.markers import CHECKPOINT_MARKER, lines_marker, single_line_marker
 from toolbound.bounds.truncate import Cut, count_lines, truncate_to
 
@@ -19,12 +25,10 @@ __all__ = [
     "BinaryVerdict",
     "Cut",
     "clip_line",
-    "clip_lines",
     "count_lines",
     "is_binary_file",
     "lines_marker",
     "single_line_marker",
     "sniff_binary",
-    "split_eol",
     "truncate_to",
 ]

@@ -1,7 +1,13 @@
-"""The process tree of one Bash call: spawn, capture, kill.
+"""The process tree of one Bash call: spawn, confine, capture, stop.
 
 Pieces:
-    capture  bounded per-stream capture (stdout head, stderr tail ring) and counts
-    reader   the reader thread of one pipe: capture, decode, coalesce, emit
-    tree     spawn ``bash -c`` as a new tree, find its members, stop and reap them
+    tree      spawn ``bash -c`` (or any argv) as a new tree; ``Tree``, what the Bash tool drives
+    guard     the host as child subreaper, the call marker, the guard that kills
+              the trees when the host dies
+    members   who belongs to a tree, read from /proc
+    stopping  SIGTERM, grace, SIGKILL, reap
+    sandbox   the same tree inside bubblewrap (CONTRACT section 11): the one way a command starts
+    capture   bounded per-stream capture (stdout head, stderr tail ring) and counts
+    reader    the reader of one pipe (on the loop, then on a worker): capture, decode,
+              coalesce, emit
 """

@@ -8,6 +8,7 @@ Pieces:
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sqlite3
 import stat
@@ -27,7 +28,14 @@ def _make_private(path: Path) -> None:
     spawned meanwhile would inherit it.
     """
     _chmod_private(path.parent, 0o700)
-    os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+    # Created only if missing: closing any descriptor of an open database drops
+    # every POSIX lock this process holds on it, and another process's last
+    # connection would then delete the WAL under this one's commits.
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+    except FileExistsError:
+        if path.is_symlink():
+            raise OSError(errno.ELOOP, "the database is a symbolic link", str(path)) from None
     for name in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         _chmod_private(name, 0o600)
 

@@ -34,11 +34,17 @@ line numbers and ``"context": true``, in line order beside the matches, and
 count toward ``headLimit`` and the budget like them. A multiline match gives
 one entry per line it spans.
 
+Where each part lives: the walk that keeps the newest files in
+search/files.py, the passes' rg arguments and pass 2 in search/passes.py,
+rg's output parsed in search/matchlines.py, the heaps and the budget fit in
+search/ranking.py, the page's notice in search/page_notice.py. This module
+puts them together into a page.
+
 Pieces:
     run              GrepArgs + context -> one of the three Grep results
-    _match_args      the flags that decide what matches
-    _content_entries pass 2 for ``content``
-    _file_counts     pass 2 for ``count``
+    _result          the page in the output mode asked for
+    _listing_page    one page of filesWithMatches or count, fitted to the budget
+    _content_result  one page of content entries, fitted to the budget
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ import asyncio
 import functools
 import time
 from collections.abc import Callable
-from typing import IO, TypeVar
+from typing import TypeVar
 
 from toolbound.arguments import GrepArgs
 from toolbound.results import (
@@ -58,11 +64,11 @@ from toolbound.results import (
     GrepMatch,
     WireModel,
 )
-from toolbound.search import notices
 from toolbound.search.files import TextFiles, newest_files
-from toolbound.search.matchlines import read_counts, read_records
-from toolbound.search.ranking import Entry, FirstEntries, fit_page, item_size
-from toolbound.search.rg import RgOutcome, base_args, raise_if_fatal, run_rg
+from toolbound.search.page_notice import PageNotice
+from toolbound.search.passes import SecondPass, walk_args
+from toolbound.search.ranking import fit_page, item_size
+from toolbound.search.rg import raise_if_fatal
 from toolbound.search.scope import Scope, resolve_scope
 from toolbound.search.select import NO_SELECTION, FileSelection
 from toolbound.tools import ToolContext
@@ -70,160 +76,12 @@ from toolbound.tools import ToolContext
 T = TypeVar("T")
 R = TypeVar("R", bound=WireModel)
 
-# Pass 2 searches files in batches that grow by this factor, starting small:
-# dense matches fill the page from the first few files, sparse ones need more.
-_FIRST_BATCH_FILES = 8
-_BATCH_GROWTH = 4
-# At most this many paths on one rg command line (keeps it far below ARG_MAX).
-_MAX_BATCH_FILES = 256
-
-_NARROW = "`path`, `glob` or `pattern`"
-
-
-def _match_args(args: GrepArgs) -> list[str]:
-    """The flags deciding which lines match, shared by both passes."""
-    out: list[str] = []
-    if args.case_insensitive:
-        out.append("--ignore-case")
-    if args.multiline:
-        out += ["--multiline", "--multiline-dotall"]
-    out += ["--regexp", args.pattern]
-    return out
-
 
 def _selection(args: GrepArgs, scope: Scope) -> FileSelection:
     """The files pass 1 keeps; a single file named as ``path`` is searched as it is."""
     if scope.is_file:
         return NO_SELECTION
     return FileSelection.of(glob=args.glob, type_name=args.type, argument="glob")
-
-
-async def _content_entries(
-    args: GrepArgs,
-    ctx: ToolContext,
-    *,
-    scope: Scope,
-    files: TextFiles,
-    want: int,
-    deadline: float,
-) -> tuple[list[Entry], list[RgOutcome]]:
-    """The first ``want`` entries of ``files`` (best first), searching as few as needed."""
-    heap = FirstEntries(want)
-    outcomes: list[RgOutcome] = []
-    context: list[str] = []
-    if args.before:
-        context += ["--before-context", str(args.before)]
-    if args.after:
-        context += ["--after-context", str(args.after)]
-    first, size = 0, _FIRST_BATCH_FILES
-    while (need := want - len(heap)) > 0:
-        await asyncio.to_thread(files.ensure, first + size)
-        batch = files.text[first : first + size]
-        if not batch:
-            break
-        ranks = {p: first + i for i, p in enumerate(batch)}
-
-        def consume(stream: IO[bytes], ranks: dict[bytes, int] = ranks) -> None:
-            for r in read_records(stream, paths=ranks, max_chars=ctx.limits.max_line_chars):
-                heap.add(ranks[r.path], r.line, r.text, r.clipped, r.context)
-
-        outcome = await run_rg(
-            [
-                *base_args(explicit_path=True),
-                "--with-filename",
-                "--line-number",
-                "--column",
-                "--null",
-                "--no-heading",
-                "--no-context-separator",
-                "--max-count",
-                str(need),
-                *context,
-                *_match_args(args),
-                "--",
-                *batch,
-            ],
-            cwd=scope.cwd,
-            consume=consume,
-            deadline=deadline,
-            abort=ctx.abort,
-            grace_s=ctx.limits.kill_grace_s,
-        )
-        outcomes.append(outcome)
-        if outcome.stopped is not None:
-            break
-        first += len(batch)
-        size = min(size * _BATCH_GROWTH, _MAX_BATCH_FILES)
-    return heap.ranked(), outcomes
-
-
-async def _file_counts(
-    args: GrepArgs,
-    ctx: ToolContext,
-    *,
-    scope: Scope,
-    files: list[bytes],
-    deadline: float,
-) -> tuple[dict[bytes, int], list[RgOutcome]]:
-    """Matching-line counts of ``files``."""
-    counts: dict[bytes, int] = {}
-    outcomes: list[RgOutcome] = []
-
-    for start in range(0, len(files), _MAX_BATCH_FILES):
-        batch = files[start : start + _MAX_BATCH_FILES]
-
-        def consume(stream: IO[bytes], given: frozenset[bytes] = frozenset(batch)) -> None:
-            counts.update(read_counts(stream, paths=given))
-
-        outcome = await run_rg(
-            [
-                *base_args(explicit_path=True),
-                "--with-filename",
-                "--count",
-                "--null",
-                *_match_args(args),
-                "--",
-                *batch,
-            ],
-            cwd=scope.cwd,
-            consume=consume,
-            deadline=deadline,
-            abort=ctx.abort,
-            grace_s=ctx.limits.kill_grace_s,
-        )
-        outcomes.append(outcome)
-        if outcome.stopped is not None:
-            break
-    return counts, outcomes
-
-
-class _Page:
-    """Builds one page of entries and its notice, shared by the three output modes."""
-
-    def __init__(self, args: GrepArgs, ctx: ToolContext, outcomes: list[RgOutcome]) -> None:
-        self.args = args
-        self.limits = ctx.limits
-        self.stopped = next((o.stopped for o in outcomes if o.stopped), None)
-        self.skipped = sum(o.skipped_paths for o in outcomes)
-        self.first_skipped = next((o.first_skipped for o in outcomes if o.first_skipped), None)
-
-    def notice(
-        self, *, shown: int, more: bool, stopped_by: str | None, clipped: int, available: int
-    ) -> str | None:
-        s: list[str] = []
-        if self.stopped is not None:
-            s.append(notices.stopped(self.stopped, timeout_s=self.limits.search_timeout_s))
-        if more:
-            s.append(notices.next_page(offset=self.args.offset, shown=shown, narrow=_NARROW))
-            if stopped_by in ("bytes", "lines"):
-                s.append(notices.budget_reached(self.limits.search))
-        elif shown == 0 and self.args.offset > 0 and available == 0:
-            s.append(notices.past_the_end(self.args.offset))
-        if clipped:
-            s.append(notices.clipped_lines(clipped, max_line_chars=self.limits.max_line_chars))
-        if self.skipped:
-            s.append(notices.skipped_paths(self.skipped, first=self.first_skipped))
-        return notices.join(s)
 
 
 async def run(args: GrepArgs, ctx: ToolContext) -> WireModel:
@@ -235,13 +93,13 @@ async def run(args: GrepArgs, ctx: ToolContext) -> WireModel:
     page = min(head, limits.search.max_lines)
     want = args.offset + page + 1
     selection = _selection(args, scope)
-    walk_args = [
-        *base_args(explicit_path=scope.explicit),
-        "--files-with-matches",
-        *_match_args(args),
-    ]
     walk = functools.partial(
-        newest_files, walk_args, scope=scope, ctx=ctx, capacity=want, selection=selection
+        newest_files,
+        walk_args(args, scope),
+        scope=scope,
+        ctx=ctx,
+        capacity=want,
+        selection=selection,
     )
     # Binary files by extension are dropped during the walk, by content only
     # as the page needs them; see TextFiles for when the walk runs again.
@@ -279,7 +137,7 @@ async def _result(
 def _listing_page(
     args: GrepArgs,
     ctx: ToolContext,
-    pager: _Page,
+    pager: PageNotice,
     *,
     items: list[T],
     listed: int,
@@ -307,7 +165,7 @@ def _files_result(
     return _listing_page(
         args,
         ctx,
-        _Page(args, ctx, [files.found.outcome]),
+        PageNotice(args, ctx.limits, [files.found.outcome]),
         items=[scope.shown(ctx.roots, p) for p in window],
         listed=len(files.text),
         page=page,
@@ -328,11 +186,12 @@ async def _count_result(
     deadline: float,
 ) -> GrepCountResult:
     window = files.text[args.offset : args.offset + page]
-    counts, outcomes = await _file_counts(args, ctx, scope=scope, files=window, deadline=deadline)
+    second = SecondPass(args, scope, deadline, ctx.limits, ctx.abort)
+    counts, outcomes = await second.file_counts(window)
     return _listing_page(
         args,
         ctx,
-        _Page(args, ctx, [files.found.outcome, *outcomes]),
+        PageNotice(args, ctx.limits, [files.found.outcome, *outcomes]),
         items=[
             GrepFileCount(path=scope.shown(ctx.roots, p), count=counts[p])
             for p in window
@@ -357,9 +216,8 @@ async def _content_result(
     want: int,
     deadline: float,
 ) -> GrepContentResult:
-    entries, outcomes = await _content_entries(
-        args, ctx, scope=scope, files=files, want=want, deadline=deadline
-    )
+    second = SecondPass(args, scope, deadline, ctx.limits, ctx.abort)
+    entries, outcomes = await second.content_entries(files, want=want)
     window = entries[args.offset : args.offset + page]
     paths: dict[int, str] = {}
     for e in window:
@@ -369,7 +227,7 @@ async def _content_result(
         GrepMatch(path=paths[e.rank], line=e.line, text=e.text, context=e.context or None)
         for e in window
     ]
-    pager = _Page(args, ctx, [files.found.outcome, *outcomes])
+    pager = PageNotice(args, ctx.limits, [files.found.outcome, *outcomes])
 
     def build(n: int, fit_stop: str | None) -> GrepContentResult:
         more = len(entries) > args.offset + n

@@ -1,0 +1,414 @@
+"""Benchmark: what a bug-fixing trace costs the model's context, per result policy (issue 13).
+
+The trace (bench/economy_trace.py: 46 calls, each with the needle it was made
+for) is replayed through the CLI, one ``toolbound call TOOL JSON --events``
+per call, in one ``--session`` and ``--data-dir``, and the model text of each
+result is what is measured (``toolbound.model_text``, the text of the result
+event). In the same run the
+anchors' published result policies are simulated on the same raw outputs
+(the file's lines, ``rg``'s whole output, the command's whole output):
+
+    Codex CLI    every result 10,000 bytes, half head, half tail
+    Claude Code  Read 2000 lines, 2000 chars a line, numbered; Bash 30,000 chars,
+                 middle cut; Grep 250 entries, 500 columns; Glob 100
+    Gemini CLI   Read 2000 lines / 2000 chars a line; Bash 40,000 chars, 20% head
+                 80% tail; Grep 100 matches (lines clipped at 2000 chars, as its
+                 Read clips them); Glob uncapped (no published cap)
+    opencode     Read 2000 lines / 50 KB, numbered; Bash head kept (2000 lines /
+                 50 KB); Grep (lines clipped at 2000 chars) and Glob 100
+
+Printed per policy: the trace's share of a 200k-token context (model bytes /
+4), the read/search calls' share of it, needles visible in the model text
+(colour codes between a needle's words do not hide it: ``holds``), and
+needles visible or reachable through the result's own continuation: a Read
+window naming its next offset with the needle on a later line, a cut Grep or
+Glob (its notice names the next offset or asks for a narrower pattern) whose
+whole output holds the needle, a Bash spill file holding it. Codex names no
+continuation; the anchors' Bash results name none either (their published
+policies); a line clipped inside a Read window is not reachable by paging.
+
+The economy row is one more profile replayed through the CLI (``replay``'s
+``profile`` argument): it is printed once ``toolbound call`` takes
+``--profile``. Until then the exact row and the anchors are printed.
+
+    .venv/bin/python bench/economy.py
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolbound import model_text
+from toolbound.bounds.headtail import HeadTailBudget, cut_head_tail
+from toolbound.bounds.terminal import collapse, strip_styling
+from toolbound.limits import Budget
+from toolbound.search.rg import rg_binary
+
+# The script's folder holds bench/mcp.py, which must not shadow the mcp SDK:
+# take it off the path and load the trace module from its file.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+_spec = importlib.util.spec_from_file_location("economy_trace", _HERE / "economy_trace.py")
+assert _spec is not None
+assert _spec.loader is not None
+economy_trace = importlib.util.module_from_spec(_spec)
+sys.modules["economy_trace"] = economy_trace
+_spec.loader.exec_module(economy_trace)
+TRACE = economy_trace.TRACE
+Call = economy_trace.Call
+build_workspace = economy_trace.build_workspace
+
+CONTEXT_TOKENS = 200_000
+BYTES_PER_TOKEN = 4
+TOOLBOUND = str(Path(sys.executable).with_name("toolbound"))
+RG = str(rg_binary())
+
+
+def model_text_of(tool: str, result: dict[str, Any]) -> str:
+    """The model text of a result (what the result event's ``text`` holds)."""
+    return model_text(tool, result)
+
+
+@dataclass
+class Outcome:
+    """One call's model text under one policy, and whether its needle survived."""
+
+    call: Call
+    text: str
+    visible: bool
+    reachable: bool
+
+
+@dataclass
+class Raw:
+    """What a call's tool saw in full, for the anchors and for reachability."""
+
+    text: str  # the whole output (Read: the lines from the offset on)
+    lines_before: int = 0  # Read: the offset
+    streams: tuple[bytes, bytes] = (b"", b"")  # Bash: stdout, stderr
+
+
+def holds(text: str, needle: str) -> bool:
+    """Whether ``text`` shows ``needle`` to a reader: colour codes between its
+    words do not hide it (``\x1b[31mFAILED\x1b[0m tests/...`` shows ``FAILED tests/...``)."""
+    return needle in text or needle in strip_styling(text).text
+
+
+def profile_supported(profile: str) -> bool:
+    if profile == "exact":
+        return True
+    usage = subprocess.run([TOOLBOUND, "call", "--help"], capture_output=True, text=True)
+    return "--profile" in usage.stdout
+
+
+def replay(profile: str, workspace: Path, data_dir: Path, raws: list[Raw]) -> list[Outcome]:
+    """The trace through ``toolbound call --events`` under ``profile``, one session."""
+    session = f"economy-{profile}"
+    outcomes = []
+    for call, raw in zip(TRACE, raws, strict=True):
+        argv = [TOOLBOUND, "call", call.tool, json.dumps(call.args), "--events"]
+        argv += ["--workspace", str(workspace), "--data-dir", str(data_dir)]
+        argv += ["--session", session]
+        if profile != "exact":
+            argv += ["--profile", profile]
+        run = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        event = json.loads(run.stdout.strip().splitlines()[-1])
+        result = event["result"]
+        text = event.get("text") or model_text_of(call.tool, result)
+        visible = holds(text, call.needle)
+        outcomes.append(Outcome(call, text, visible, visible or _ours_reach(call, result, raw)))
+    return outcomes
+
+
+def _ours_reach(call: Call, result: dict[str, Any], raw: Raw) -> bool:
+    """Whether the result's own continuation leads to the needle."""
+    if "error" in result:
+        return False
+    if call.tool == "Bash":
+        spills = result.get("spill") or {}
+        return any(holds(Path(p).read_text(errors="replace"), call.needle) for p in spills.values())
+    if not result.get("truncated"):
+        return False
+    if call.tool == "Read":
+        return _in_later_lines(raw, call.args.get("offset", 0) + result["lineCount"], call.needle)
+    return holds(raw.text, call.needle)
+
+
+def _in_later_lines(raw: Raw, next_offset: int, needle: str) -> bool:
+    later = raw.text.splitlines(keepends=True)[next_offset - raw.lines_before :]
+    return holds("".join(later), needle)
+
+
+# --- the raw outputs -------------------------------------------------------------------
+
+
+def raw_output(call: Call, workspace: Path) -> Raw:
+    args = call.args
+    if call.tool == "Read":
+        offset = args.get("offset", 0)
+        with open(workspace / args["path"], encoding="utf-8", errors="replace") as f:
+            lines = f.readlines()
+        return Raw("".join(lines[offset:]), offset)
+    if call.tool == "Bash":
+        run = subprocess.run(
+            ["bash", "-c", args["command"]], cwd=workspace, capture_output=True, timeout=300
+        )
+        return Raw(
+            (run.stdout + run.stderr).decode("utf-8", "replace"), 0, (run.stdout, run.stderr)
+        )
+    if call.tool == "Glob":
+        argv = [RG, "--no-config", "--files", "-g", args["pattern"], args.get("path", ".")]
+    else:
+        mode = args.get("outputMode", "content")
+        argv = [RG, "--no-config", "--color", "never", "--no-heading"]
+        argv += {"content": ["-n"], "count": ["-c"], "filesWithMatches": ["-l"]}[mode]
+        if "after" in args:
+            argv += ["-A", str(args["after"])]
+        argv += ["-e", args["pattern"], args.get("path", ".")]
+    run = subprocess.run(argv, cwd=workspace, capture_output=True, timeout=300)
+    out = run.stdout.decode("utf-8", "replace")
+    return Raw("".join(line.removeprefix("./") + "\n" for line in out.splitlines()))
+
+
+# --- the anchors' published policies ---------------------------------------------------
+
+Policy = Callable[[Call, Raw], tuple[str, bool]]  # -> model text, names a continuation
+
+
+def _bytes_head_tail(text: str, limit: int, head_share: float) -> tuple[str, bool]:
+    data = text.encode()
+    if len(data) <= limit:
+        return text, False
+    head, tail = int(limit * head_share), limit - int(limit * head_share)
+    cut = len(data) - head - tail
+    kept = data[:head].decode(errors="ignore"), data[-tail:].decode(errors="ignore")
+    return f"{kept[0]}\n…{cut} bytes truncated…\n{kept[1]}", True
+
+
+def _chars_head_tail(text: str, limit: int, head_share: float) -> tuple[str, bool]:
+    if len(text) <= limit:
+        return text, False
+    head = int(limit * head_share)
+    tail = limit - head
+    cut = len(text) - limit
+    return f"{text[:head]}\n... [{cut} characters truncated] ...\n{text[-tail:]}", True
+
+
+def _entries(raw: Raw, limit: int, columns: int | None = None) -> tuple[str, bool]:
+    entries = raw.text.splitlines()
+    kept = [e[:columns] if columns else e for e in entries[:limit]]
+    more = len(entries) > limit
+    note = f"\n(Results are truncated: showing {limit} of {len(entries)}.)" if more else ""
+    return "\n".join(kept) + note, more
+
+
+def _read_window(
+    raw: Raw, call: Call, *, numbered: bool, max_bytes: int | None = None
+) -> tuple[str, bool, int]:
+    """The lines a Read returns: 2000 (or the call's limit), 2000 chars each."""
+    lines = raw.text.splitlines(keepends=True)
+    limit = min(call.args.get("limit", 2000), 2000)
+    kept, size = [], 0
+    for n, line in enumerate(lines[:limit], start=raw.lines_before + 1):
+        shown = line[:2000] + ("\n" if len(line) > 2000 else "")
+        shown = f"{n:>6}\t{shown}" if numbered else shown
+        if max_bytes is not None and size + len(shown.encode()) > max_bytes:
+            break
+        kept.append(shown)
+        size += len(shown.encode())
+    more = len(kept) < len(lines)
+    note = f"\n(File has more lines. Use offset {raw.lines_before + len(kept)}.)" if more else ""
+    return "".join(kept) + note, more, raw.lines_before + len(kept)
+
+
+def codex(call: Call, raw: Raw) -> tuple[str, bool]:
+    text, _ = _bytes_head_tail(
+        raw.text if call.tool != "Read" else _numberless(raw, call), 10_000, 0.5
+    )
+    return text, False
+
+
+def _numberless(raw: Raw, call: Call) -> str:
+    # Codex reads with the shell (sed -n a,bp): the requested lines, unnumbered.
+    lines = raw.text.splitlines(keepends=True)
+    return "".join(lines[: call.args.get("limit", len(lines))])
+
+
+def _head_lines(text: str, max_lines: int, max_bytes: int) -> str:
+    kept, size = [], 0
+    for line in text.splitlines(keepends=True)[:max_lines]:
+        if size + len(line.encode()) > max_bytes:
+            break
+        kept.append(line)
+        size += len(line.encode())
+    head = "".join(kept)
+    return head + "\n(output truncated)" if len(head) < len(text) else head
+
+
+@dataclass(frozen=True)
+class AnchorPolicy:
+    """A peer's published result limits, per tool (None: uncapped)."""
+
+    bash: Callable[[str], str]
+    read_numbered: bool
+    read_max_bytes: int | None
+    grep_entries: int
+    grep_columns: int | None
+    glob_entries: int | None
+
+    def __call__(self, call: Call, raw: Raw) -> tuple[str, bool]:
+        if call.tool == "Read":
+            text, more, _ = _read_window(
+                raw, call, numbered=self.read_numbered, max_bytes=self.read_max_bytes
+            )
+            return text, more
+        if call.tool == "Bash":
+            return self.bash(raw.text), False
+        if call.tool == "Grep":
+            return _entries(raw, self.grep_entries, self.grep_columns)
+        if self.glob_entries is None:
+            return raw.text, False
+        return _entries(raw, self.glob_entries)
+
+
+claude_code = AnchorPolicy(
+    bash=lambda text: _chars_head_tail(text, 30_000, 0.5)[0],
+    read_numbered=True,
+    read_max_bytes=None,
+    grep_entries=250,
+    grep_columns=500,
+    glob_entries=100,
+)
+gemini = AnchorPolicy(
+    bash=lambda text: _chars_head_tail(text, 40_000, 0.2)[0],
+    read_numbered=False,
+    read_max_bytes=None,
+    grep_entries=100,
+    grep_columns=2000,
+    glob_entries=None,
+)
+opencode = AnchorPolicy(
+    bash=lambda text: _head_lines(text, 2000, 50 * 1024),
+    read_numbered=True,
+    read_max_bytes=50 * 1024,
+    grep_entries=100,
+    grep_columns=2000,
+    glob_entries=100,
+)
+
+
+ANCHORS: dict[str, Policy] = {
+    "Codex CLI": codex,
+    "Claude Code": claude_code,
+    "Gemini CLI": gemini,
+    "opencode": opencode,
+}
+
+
+def simulate(policy: Policy, raws: list[Raw]) -> list[Outcome]:
+    outcomes = []
+    for call, raw in zip(TRACE, raws, strict=True):
+        text, continues = policy(call, raw)
+        visible = holds(text, call.needle)
+        reachable = visible
+        if not visible and continues:
+            if call.tool == "Read":
+                numbered = getattr(policy, "read_numbered", False)
+                max_bytes = getattr(policy, "read_max_bytes", None)
+                _, _, next_offset = _read_window(raw, call, numbered=numbered, max_bytes=max_bytes)
+                reachable = _in_later_lines(raw, next_offset, call.needle)
+            else:
+                reachable = holds(raw.text, call.needle)
+        outcomes.append(Outcome(call, text, visible, reachable))
+    return outcomes
+
+
+# --- a preview of the economy profile's shell groundwork ------------------------------
+
+PREVIEW_BUDGET = HeadTailBudget.split(Budget(max_bytes=16 * 1024, max_lines=400), head_share=0.25)
+
+
+def bash_groundwork_preview(exact: list[Outcome], raws: list[Raw]) -> list[Outcome]:
+    """Not the economy profile: the exact replay with each Bash stream collapsed
+    (bounds/terminal.py) and cut head + tail (bounds/headtail.py, 16 KB / 400
+    lines, a quarter to the head). Read, Grep and Glob keep their exact text."""
+    outcomes = []
+    for outcome, raw in zip(exact, raws, strict=True):
+        if outcome.call.tool != "Bash":
+            outcomes.append(outcome)
+            continue
+        parts = []
+        for label, data in zip(("stdout", "stderr"), raw.streams, strict=True):
+            shown = collapse(data.decode("utf-8", "replace")).text
+            if shown:
+                cut = cut_head_tail(shown.encode(), budget=PREVIEW_BUDGET)
+                parts.append(f"[{label}]\n{cut.payload}")
+        text = "\n".join(parts)
+        visible = holds(text, outcome.call.needle)
+        outcomes.append(Outcome(outcome.call, text, visible, visible))
+    return outcomes
+
+
+# --- the table -------------------------------------------------------------------------
+
+
+def row(name: str, outcomes: list[Outcome], exact_bytes: int | None) -> str:
+    total = sum(len(o.text.encode()) for o in outcomes)
+    reads = sum(len(o.text.encode()) for o in outcomes if o.call.kind == "read/search")
+    share = total / BYTES_PER_TOKEN / CONTEXT_TOKENS
+    read_share = reads / BYTES_PER_TOKEN / CONTEXT_TOKENS
+    visible = sum(o.visible for o in outcomes)
+    reachable = sum(o.reachable for o in outcomes)
+    ratio = f"{total / exact_bytes:.2f}x" if exact_bytes else "1.00x"
+    return (
+        f"{name:<12} {total:>10,} {ratio:>7} {share:>8.1%} {read_share:>11.1%} "
+        f"{visible:>4}/{len(outcomes)} {reachable:>4}/{len(outcomes)}"
+    )
+
+
+def main() -> None:
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="toolbound-economy-") as tmp:
+        workspace = build_workspace(Path(tmp) / "ws")
+        data_dir = Path(tmp) / "data"
+        raws = [raw_output(call, workspace) for call in TRACE]
+        profiles = [p for p in ("exact", "economy") if profile_supported(p)]
+        replays = {p: replay(p, workspace, data_dir, raws) for p in profiles}
+        anchors = {name: simulate(policy, raws) for name, policy in ANCHORS.items()}
+        anchors["bash preview"] = bash_groundwork_preview(replays["exact"], raws)
+
+        exact_bytes = sum(len(o.text.encode()) for o in replays["exact"])
+        print(f"trace: {len(TRACE)} calls; context {CONTEXT_TOKENS:,} tokens at bytes / 4")
+        print(f"load average: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
+        print(
+            f"{'policy':<12} {'bytes':>10} {'vs exact':>7} {'context':>8} {'read/search':>11} "
+            f"{'visible':>9} {'reachable':>9}"
+        )
+        for name, outcomes in {**replays, **anchors}.items():
+            print(row(name, outcomes, exact_bytes))
+        if "economy" not in replays:
+            print("economy: not printed, `toolbound call` has no --profile yet")
+        print("bash preview: exact, with Bash streams collapsed and cut head + tail (no spill)")
+        print("\nneedles lost (neither visible nor reachable):")
+        for name, outcomes in {**replays, **anchors}.items():
+            lost = [
+                f"#{i + 1} {o.call.tool} {o.call.needle[:40]!r}"
+                for i, o in enumerate(outcomes)
+                if not o.reachable
+            ]
+            print(f"  {name}: {', '.join(lost) or 'none'}")
+        print(f"\n({time.perf_counter() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,434 @@
+"""Head and tail: keep both ends of a stream, say what was cut between them.
+
+A build or a test run states its setup first and its verdict last (``SUMMARY:
+1 failed``), so a cut that keeps only the head loses the verdict and one that
+keeps only the tail loses the command's own first words. The economy profile
+keeps both ends of stdout, and its capture and spill keep both ends too.
+
+Two stages, both pure and on bytes (the readers feed them; nothing here does
+I/O):
+
+1. :class:`HeadTailCapture` retains a stream within a ceiling: its first
+   bytes and lines (the head) and a rolling last part (the tail), counting
+   exactly what it dropped between them. Memory is the head plus the tail
+   plus one chunk, whatever the stream's size.
+2. :func:`cut_head_tail` cuts what was retained to a model budget: the first
+   whole lines within the head budget, the last whole lines within the tail
+   budget, and a marker between them naming what was cut, how much of the
+   total, the limit, and where the rest is. The marker is present exactly
+   when something was cut. A line too long for an end keeps a
+   character-safe part of it (the first bytes at the head, the last at the
+   tail), and the marker then counts bytes. The kept text is a true prefix
+   and a true suffix of the stream (invalid UTF-8 shown as U+FFFD), and each
+   end stays within its budget after that repair.
+
+The markers follow the seed's vocabulary (``markers.py``), with the cut named
+where it happened::
+
+    [truncated: kept the first 120 and the last 240 of 300001 lines; 299641 lines
+    (1986850 bytes) cut here; limit 360 lines / 16KB. Full output saved to <path>
+    — Grep it, or Read it with offset/limit.]
+    [truncated: kept the first 8192 and the last 8192 bytes of a single
+    4200000-byte line; 4183616 bytes cut here; limit 360 lines / 16KB. Narrow
+    the request to see more.]
+
+A spill of a stream the capture cut keeps both ends with
+:func:`gap_marker`'s line between them (:meth:`Retained.spill_bytes`).
+
+Pieces:
+    HeadTailBudget  a head budget and a tail budget, one policy value
+    Retained        a stream's kept head and tail, and what was dropped between
+    HeadTailCapture the bounded retainer: feed() / finish() -> Retained
+    HeadTailCut     what cut_head_tail kept, the record of the cut, the payload
+    cut_head_tail   Retained (or bytes) + budget -> HeadTailCut
+    head_tail_marker, gap_marker  the marker strings
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+from dataclasses import dataclass
+
+from toolbound.bounds.markers import _where_the_rest_is
+from toolbound.bounds.newlines import count_newlines, nth_newline, nth_newline_from_end
+from toolbound.bounds.truncate import _prefix_end, _suffix_start, count_lines
+from toolbound.limits import Budget, format_size
+
+_NL = 0x0A
+
+
+@dataclass(frozen=True, slots=True)
+class HeadTailBudget:
+    """How much of each end a cut keeps; the limit the marker names is their sum."""
+
+    head: Budget
+    tail: Budget
+
+    @classmethod
+    def split(cls, budget: Budget, *, head_share: float) -> HeadTailBudget:
+        """``budget`` shared between the ends, ``head_share`` of it to the head."""
+        if not 0.0 < head_share < 1.0:
+            raise ValueError("head_share must be between 0 and 1")
+        head_bytes = max(4, int(budget.max_bytes * head_share))
+        head_lines = max(1, int(budget.max_lines * head_share))
+        return cls(
+            head=Budget(max_bytes=head_bytes, max_lines=head_lines),
+            tail=Budget(
+                max_bytes=max(4, budget.max_bytes - head_bytes),
+                max_lines=max(1, budget.max_lines - head_lines),
+            ),
+        )
+
+    @property
+    def max_bytes(self) -> int:
+        return self.head.max_bytes + self.tail.max_bytes
+
+    @property
+    def max_lines(self) -> int:
+        return self.head.max_lines + self.tail.max_lines
+
+    @property
+    def label(self) -> str:
+        """The limit as the markers state it, e.g. ``360 lines / 16KB``."""
+        return Budget(max_bytes=self.max_bytes, max_lines=self.max_lines).label
+
+
+@dataclass(frozen=True, slots=True)
+class Retained:
+    """A stream as retained: its first bytes (``head``), its last (``tail``), and
+    the ``dropped_bytes`` between them, of which ``dropped_newlines`` were ``\\n``.
+
+    ``tail_at_line_start`` says whether ``tail`` begins a line (the byte before
+    it was a newline, or it is the stream's start).
+    """
+
+    head: bytes
+    tail: bytes = b""
+    dropped_bytes: int = 0
+    dropped_newlines: int = 0
+    tail_at_line_start: bool = True
+
+    @classmethod
+    def whole(cls, data: bytes) -> Retained:
+        """A stream retained in full."""
+        return cls(head=data)
+
+    @property
+    def total_bytes(self) -> int:
+        return len(self.head) + self.dropped_bytes + len(self.tail)
+
+    @property
+    def total_lines(self) -> int:
+        """Lines as the markers count them: newline-terminated, plus a final unterminated one."""
+        newlines = count_newlines(self.head) + self.dropped_newlines + count_newlines(self.tail)
+        last = self.tail or self.head
+        if not last:
+            return newlines if self.dropped_bytes == 0 else newlines + 1
+        return newlines + (0 if last[-1] == _NL else 1)
+
+    def spill_bytes(self, *, head_ceiling_bytes: int, tail_ceiling_bytes: int) -> bytes:
+        """The stream's retained bytes for a spill file: exact when nothing was
+        dropped, else both ends with :func:`gap_marker`'s line between them."""
+        if self.dropped_bytes == 0:
+            return self.head + self.tail
+        gap = gap_marker(
+            dropped_bytes=self.dropped_bytes,
+            dropped_newlines=self.dropped_newlines,
+            head_ceiling_bytes=head_ceiling_bytes,
+            tail_ceiling_bytes=tail_ceiling_bytes,
+        )
+        joint = b"" if not self.head or self.head[-1] == _NL else b"\n"
+        return self.head + joint + gap.encode() + b"\n" + self.tail
+
+
+class HeadTailCapture:
+    """Retains a stream's first ``head`` and last ``tail`` bytes and lines.
+
+    The head fills first (ending after its ``max_lines``-th newline at the
+    latest); everything after it goes through a ring that drops whole chunks
+    from its front once the rest still covers the tail's bytes, so the tail is
+    cut by bytes and then by lines at the end, exactly. Every byte and newline
+    dropped is counted.
+    """
+
+    def __init__(self, *, head: Budget, tail: Budget) -> None:
+        self._head_budget = head
+        self._tail_budget = tail
+        self._head = bytearray()
+        self._head_newlines = 0
+        self._head_full = False
+        self._ring: collections.deque[bytes] = collections.deque()
+        self._held = 0
+        self._before_ring: int | None = None
+        self._bytes = 0
+        self._newlines = 0
+
+    def feed(self, data: bytes) -> None:
+        self._bytes += len(data)
+        self._newlines += count_newlines(data)
+        if not self._head_full:
+            room = self._head_budget.max_lines - self._head_newlines
+            taken = data[: self._head_budget.max_bytes - len(self._head)]
+            if room <= 0:
+                taken = b""
+            else:
+                nl = nth_newline(taken, room)
+                taken = taken if nl < 0 else taken[: nl + 1]
+            self._head += taken
+            self._head_newlines += count_newlines(taken)
+            if len(taken) < len(data):
+                self._head_full = True
+                data = data[len(taken) :]
+            else:
+                return
+        if not data:
+            return
+        self._ring.append(data)
+        self._held += len(data)
+        while self._held - len(self._ring[0]) >= self._tail_budget.max_bytes:
+            dropped = self._ring.popleft()
+            self._held -= len(dropped)
+            self._before_ring = dropped[-1]
+
+    def finish(self) -> Retained:
+        joined = b"".join(self._ring)
+        start = max(0, len(joined) - self._tail_budget.max_bytes)
+        body_end = len(joined) - 1 if joined and joined[-1] == _NL else len(joined)
+        nl = nth_newline_from_end(joined, self._tail_budget.max_lines, start, body_end)
+        start = max(start, nl + 1)
+        tail = joined[start:]
+        head = bytes(self._head)
+        if start > 0:
+            before: int | None = joined[start - 1]
+        elif self._before_ring is not None:
+            before = self._before_ring
+        else:
+            before = head[-1] if head else _NL
+        dropped = self._bytes - len(head) - len(tail)
+        return Retained(
+            head=head,
+            tail=tail,
+            dropped_bytes=dropped,
+            dropped_newlines=self._newlines - self._head_newlines - count_newlines(tail),
+            tail_at_line_start=before == _NL,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class HeadTailCut:
+    """What :func:`cut_head_tail` kept of each end, and the record of the cut.
+
+    ``head`` and ``tail`` are the kept text without a marker (``tail`` is empty
+    when nothing was cut); ``payload`` is what the model sees. Byte counts are
+    of the stream's bytes; ``head_lines``/``tail_lines`` count the lines each
+    end holds (a part of a line counts as one), ``cut_lines`` the newlines cut.
+    ``whole_lines`` is false when an end holds only part of a line.
+    """
+
+    head: str
+    tail: str
+    truncated: bool
+    head_bytes: int
+    tail_bytes: int
+    head_lines: int
+    tail_lines: int
+    cut_bytes: int
+    cut_lines: int
+    total_bytes: int
+    total_lines: int
+    whole_lines: bool
+    budget: HeadTailBudget
+    spill_path: str | None = None
+
+    @property
+    def marker(self) -> str | None:
+        """The marker that stands between the ends, or None when nothing was cut."""
+        if not self.truncated:
+            return None
+        return head_tail_marker(self)
+
+    @property
+    def payload(self) -> str:
+        """The head, the marker, the tail; the kept text alone when nothing was cut."""
+        marker = self.marker
+        if marker is None:
+            return self.head + self.tail
+        joint = "" if not self.head or self.head.endswith("\n") else "\n"
+        return f"{self.head}{joint}{marker}\n{self.tail}"
+
+    def with_spill(self, spill_path: str | None) -> HeadTailCut:
+        """The same cut, its marker naming a spill file that now exists."""
+        return dataclasses.replace(self, spill_path=spill_path)
+
+
+def head_tail_marker(cut: HeadTailCut) -> str:
+    """The marker between a cut's ends (module docstring)."""
+    where = _where_the_rest_is(cut.spill_path)
+    limit = cut.budget.label
+    if cut.whole_lines:
+        return (
+            f"[truncated: kept the first {cut.head_lines} and the last {cut.tail_lines} of "
+            f"{cut.total_lines} lines; {cut.cut_lines} lines ({cut.cut_bytes} bytes) cut here; "
+            f"limit {limit}. {where}]"
+        )
+    if cut.total_lines <= 1:
+        whole = f"a single {cut.total_bytes}-byte line"
+    else:
+        whole = f"{cut.total_bytes} bytes in {cut.total_lines} lines"
+    return (
+        f"[truncated: kept the first {cut.head_bytes} and the last {cut.tail_bytes} bytes of "
+        f"{whole}; {cut.cut_bytes} bytes cut here; limit {limit}. {where}]"
+    )
+
+
+def gap_marker(
+    *, dropped_bytes: int, dropped_newlines: int, head_ceiling_bytes: int, tail_ceiling_bytes: int
+) -> str:
+    """The line a spill holds where its capture dropped the middle of the stream."""
+    return (
+        f"[truncated: {dropped_bytes} bytes ({dropped_newlines} lines) not kept here; "
+        f"the capture keeps the first {format_size(head_ceiling_bytes)} and the last "
+        f"{format_size(tail_ceiling_bytes)}.]"
+    )
+
+
+def cut_head_tail(
+    source: Retained | bytes, *, budget: HeadTailBudget, spill_path: str | None = None
+) -> HeadTailCut:
+    """Cut a retained stream to ``budget``, keeping both ends (module docstring).
+
+    ``spill_path`` names a copy that was actually written.
+    """
+    kept = source if isinstance(source, Retained) else Retained.whole(source)
+    total_bytes, total_lines = kept.total_bytes, kept.total_lines
+    if kept.dropped_bytes == 0:
+        data = kept.head + kept.tail
+        text = data.decode("utf-8", "replace")
+        if count_lines(data) <= budget.max_lines and _utf8_len(text) <= budget.max_bytes:
+            return _uncut(text, len(data), total_lines, budget, spill_path)
+        head_end, head, head_whole = _fit_head(data, budget.head, at_end=True)
+        rest = data[head_end:]
+        tail_start, tail, tail_whole = _fit_tail(rest, budget.tail, at_line_start=head_whole)
+        cut_bytes = tail_start
+        cut_newlines = count_newlines(rest, 0, tail_start)
+        if cut_bytes == 0:
+            return _uncut(head + tail, len(data), total_lines, budget, spill_path)
+    else:
+        head_end, head, head_whole = _fit_head(kept.head, budget.head, at_end=False)
+        tail_start, tail, tail_whole = _fit_tail(
+            kept.tail, budget.tail, at_line_start=kept.tail_at_line_start
+        )
+        cut_bytes = len(kept.head) - head_end + kept.dropped_bytes + tail_start
+        cut_newlines = (
+            count_newlines(kept.head, head_end)
+            + kept.dropped_newlines
+            + count_newlines(kept.tail, 0, tail_start)
+        )
+    head_bytes = head_end
+    tail_bytes = total_bytes - head_bytes - cut_bytes
+    return HeadTailCut(
+        head=head,
+        tail=tail,
+        truncated=True,
+        head_bytes=head_bytes,
+        tail_bytes=tail_bytes,
+        head_lines=count_lines(head.encode()) if head else 0,
+        tail_lines=count_lines(tail.encode()) if tail else 0,
+        cut_bytes=cut_bytes,
+        cut_lines=cut_newlines,
+        total_bytes=total_bytes,
+        total_lines=total_lines,
+        whole_lines=head_whole and tail_whole,
+        budget=budget,
+        spill_path=spill_path,
+    )
+
+
+def _uncut(
+    text: str, total_bytes: int, total_lines: int, budget: HeadTailBudget, spill_path: str | None
+) -> HeadTailCut:
+    return HeadTailCut(
+        head=text,
+        tail="",
+        truncated=False,
+        head_bytes=total_bytes,
+        tail_bytes=0,
+        head_lines=total_lines,
+        tail_lines=0,
+        cut_bytes=0,
+        cut_lines=0,
+        total_bytes=total_bytes,
+        total_lines=total_lines,
+        whole_lines=True,
+        budget=budget,
+        spill_path=spill_path,
+    )
+
+
+def _utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
+def _decoded_within(part: bytes, max_bytes: int) -> tuple[str, int]:
+    """``part`` as text, and how far its U+FFFD repairs carry it past ``max_bytes``."""
+    text = part.decode("utf-8", "replace")
+    if "\ufffd" not in text:
+        return text, 0
+    return text, _utf8_len(text) - max_bytes
+
+
+def _fit_head(data: bytes, budget: Budget, *, at_end: bool) -> tuple[int, str, bool]:
+    """Where the kept head ends, its text, and whether it is whole lines.
+
+    Whole lines within both limits; when not one fits, a char-safe prefix of
+    the first line. ``at_end``: ``data`` ends where the stream ends, so a
+    final unterminated line is complete.
+    """
+    limit = budget.max_bytes
+    while True:
+        window = min(len(data), limit)
+        nl = nth_newline(data, budget.max_lines, 0, window)
+        whole = True
+        if nl >= 0:
+            end = nl + 1
+        elif at_end and len(data) <= limit:
+            end = len(data)
+        else:
+            end = data.rfind(b"\n", 0, window) + 1
+        if end == 0 and data:
+            end, whole = _prefix_end(data, window), False
+        text, excess = _decoded_within(data[:end], budget.max_bytes)
+        if excess <= 0:
+            return end, text, whole
+        limit = max(0, limit - excess)
+
+
+def _fit_tail(data: bytes, budget: Budget, *, at_line_start: bool) -> tuple[int, str, bool]:
+    """Where the kept tail starts, its text, and whether it is whole lines.
+
+    The last whole lines within both limits; when not one fits, a char-safe
+    suffix of the last line. ``at_line_start``: ``data`` begins a line.
+    """
+    body_end = len(data) - 1 if data and data[-1] == _NL else len(data)
+    limit = budget.max_bytes
+    while True:
+        window_start = max(0, len(data) - limit)
+        # A newline just before the window makes its first byte a line start.
+        lo = max(0, window_start - 1)
+        nl = nth_newline_from_end(data, budget.max_lines, lo, body_end)
+        whole = True
+        if nl >= 0:
+            start = nl + 1
+        elif window_start == 0 and at_line_start:
+            start = 0
+        else:
+            first = data.find(b"\n", lo, body_end)
+            if first >= 0:
+                start = first + 1
+            else:
+                start, whole = _suffix_start(data, window_start), False
+        text, excess = _decoded_within(data[start:], budget.max_bytes)
+        if excess <= 0:
+            return start, text, whole
+        limit = max(0, limit - excess)

@@ -1,0 +1,39 @@
+"""``ToolContext``: what a running tool may use.
+
+It sits below the tools and the search machinery, so a helper such as
+``search/files.py`` takes a context without importing from ``tools/``.
+
+Pieces:
+    ToolContext  limits, roots, scratch, the call's id, emit, abort, sandbox
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from toolbound.exec.sandbox import UNCONFINED, SandboxPolicy
+from toolbound.limits import Limits
+from toolbound.paths import Roots
+from toolbound.results import Stream
+from toolbound.scratch import Scratch
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """What a running tool may use.
+
+    ``emit(stream, data)`` sends a chunk event; it is safe to call from any
+    thread and does nothing once the call's result is out. ``abort`` is set
+    when the call is aborted (``host.abort`` or cancellation of the caller).
+    ``sandbox`` is where a command may write and whether it has a network.
+    """
+
+    limits: Limits
+    roots: Roots
+    scratch: Scratch
+    tool_call_id: str
+    emit: Callable[[Stream, str], None]
+    abort: asyncio.Event
+    sandbox: SandboxPolicy = UNCONFINED

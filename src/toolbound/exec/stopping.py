@@ -1,0 +1,88 @@
+"""Stopping a tree and reaping its members, every wait bounded.
+
+Stopping is SIGTERM to every member, a grace period in which members are
+reaped as they die, SIGKILL to whatever is left (including members forked
+meanwhile), then reaping until none is left. Only the host's own children
+are reaped here (the members ``exec.members`` finds among them); deeper
+members are reparented to the host as their parents die and reaped then.
+
+Pieces:
+    send            a signal to a PID that may be gone already
+    reap_lingering  reap members that already exited (no signal); the rest still run
+    stop_tree       SIGTERM, grace, SIGKILL, reap; returns the PIDs signalled
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from typing import TYPE_CHECKING
+
+from toolbound.exec.members import members
+
+if TYPE_CHECKING:
+    from toolbound.exec.tree import Shell
+
+
+def _reap(shell: Shell, top: set[int]) -> set[int]:
+    """Reap the members that are the host's children and have exited."""
+    gone: set[int] = set()
+    for pid in top:
+        if pid == shell.pid:
+            if shell.proc.poll() is not None:
+                gone.add(pid)
+            continue
+        try:
+            reaped, _status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            gone.add(pid)
+            continue
+        if reaped == pid:
+            gone.add(pid)
+    shell.known -= gone
+    return gone
+
+
+def reap_lingering(shell: Shell) -> set[int]:
+    """Reap exited members; return the members still running."""
+    top, every = members(shell)
+    return every - _reap(shell, top)
+
+
+def send(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
+
+
+def stop_tree(shell: Shell, *, grace_s: float, poll_s: float) -> set[int]:
+    """Stop every member of the tree and reap the host's share; blocks, bounded.
+
+    SIGTERM (and SIGCONT, so a stopped member can act on it) to each member,
+    members reaped as they exit; after ``grace_s`` SIGKILL to whatever is left,
+    new members included; reaping then continues for at most another
+    ``grace_s``. Returns every PID that was signalled.
+    """
+    signalled: set[int] = set()
+    killed: set[int] = set()
+    term_until = time.monotonic() + grace_s
+    kill_until: float | None = None
+    while True:
+        alive = reap_lingering(shell)
+        if not alive:
+            return signalled
+        now = time.monotonic()
+        if kill_until is None and now >= term_until:
+            kill_until = now + grace_s
+        if kill_until is not None and now >= kill_until:
+            return signalled
+        for pid in alive:
+            if kill_until is not None and pid not in killed:
+                send(pid, signal.SIGKILL)
+                killed.add(pid)
+            elif pid not in signalled:
+                send(pid, signal.SIGTERM)
+                send(pid, signal.SIGCONT)
+            signalled.add(pid)
+        time.sleep(poll_s)

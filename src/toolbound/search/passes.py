@@ -1,0 +1,139 @@
+"""Grep's two passes on rg: the files with a match, then their lines or counts.
+
+Pass 1 (``walk_args``, run by ``files.newest_files``) lists the files holding
+a match, stopping at each file's first one. Pass 2 searches only the kept
+files again, in rank order: their lines (``content_entries``) in growing
+batches until the page is full, with ``--max-count`` capping what each file
+can print to what can still reach the page, or their matching-line counts
+(``file_counts``). Both passes match with the same flags (``match_args``).
+
+Pieces:
+    match_args  the flags that decide what matches, shared by both passes
+    walk_args   pass 1's rg arguments
+    SecondPass  pass 2: ``content_entries`` (the first entries by file rank, then
+                line) and ``file_counts`` (matching lines per file)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO
+
+from toolbound.arguments import GrepArgs
+from toolbound.limits import Limits
+from toolbound.search.files import TextFiles
+from toolbound.search.matchlines import read_counts, read_records
+from toolbound.search.ranking import Entry, FirstEntries
+from toolbound.search.rg import RgOutcome, base_args, run_rg
+from toolbound.search.scope import Scope
+
+# Pass 2 searches files in batches that grow by this factor, starting small:
+# dense matches fill the page from the first few files, sparse ones need more.
+_FIRST_BATCH_FILES = 8
+_BATCH_GROWTH = 4
+# At most this many paths on one rg command line (keeps it far below ARG_MAX).
+_MAX_BATCH_FILES = 256
+
+
+def match_args(args: GrepArgs) -> list[str]:
+    """The flags deciding which lines match, shared by both passes."""
+    out: list[str] = []
+    if args.case_insensitive:
+        out.append("--ignore-case")
+    if args.multiline:
+        out += ["--multiline", "--multiline-dotall"]
+    out += ["--regexp", args.pattern]
+    return out
+
+
+def walk_args(args: GrepArgs, scope: Scope) -> list[str]:
+    """Pass 1: list the files with a match (rg stops reading each at its first)."""
+    return [
+        *base_args(explicit_path=scope.explicit),
+        "--files-with-matches",
+        *match_args(args),
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class SecondPass:
+    """Pass 2 of one Grep call: rg over files it names, matching as pass 1 did."""
+
+    args: GrepArgs
+    scope: Scope
+    deadline: float
+    limits: Limits
+    abort: asyncio.Event
+
+    async def content_entries(
+        self, files: TextFiles, *, want: int
+    ) -> tuple[list[Entry], list[RgOutcome]]:
+        """The first ``want`` entries of ``files`` (best first), searching as few as needed."""
+        args = self.args
+        heap = FirstEntries(want)
+        outcomes: list[RgOutcome] = []
+        context: list[str] = []
+        if args.before:
+            context += ["--before-context", str(args.before)]
+        if args.after:
+            context += ["--after-context", str(args.after)]
+        max_chars = self.limits.max_line_chars
+        first, size = 0, _FIRST_BATCH_FILES
+        while (need := want - len(heap)) > 0:
+            await asyncio.to_thread(files.ensure, first + size)
+            batch = files.text[first : first + size]
+            if not batch:
+                break
+            ranks = {p: first + i for i, p in enumerate(batch)}
+
+            def consume(stream: IO[bytes], ranks: dict[bytes, int] = ranks) -> None:
+                for r in read_records(stream, paths=ranks, max_chars=max_chars):
+                    heap.add(ranks[r.path], r.line, r.text, r.clipped, r.context)
+
+            flags = ["--line-number", "--column", "--no-heading", "--no-context-separator"]
+            outcome = await self._run([*flags, "--max-count", str(need), *context], batch, consume)
+            outcomes.append(outcome)
+            if outcome.stopped is not None:
+                break
+            first += len(batch)
+            size = min(size * _BATCH_GROWTH, _MAX_BATCH_FILES)
+        return heap.ranked(), outcomes
+
+    async def file_counts(self, files: list[bytes]) -> tuple[dict[bytes, int], list[RgOutcome]]:
+        """Matching-line counts of ``files``."""
+        counts: dict[bytes, int] = {}
+        outcomes: list[RgOutcome] = []
+        for start in range(0, len(files), _MAX_BATCH_FILES):
+            batch = files[start : start + _MAX_BATCH_FILES]
+
+            def consume(stream: IO[bytes], given: frozenset[bytes] = frozenset(batch)) -> None:
+                counts.update(read_counts(stream, paths=given))
+
+            outcome = await self._run(["--count"], batch, consume)
+            outcomes.append(outcome)
+            if outcome.stopped is not None:
+                break
+        return counts, outcomes
+
+    async def _run(
+        self, flags: list[str], batch: list[bytes], consume: Callable[[IO[bytes]], None]
+    ) -> RgOutcome:
+        """One rg run over ``batch``: every record names its file, NUL-terminated."""
+        return await run_rg(
+            [
+                *base_args(explicit_path=True),
+                "--with-filename",
+                "--null",
+                *flags,
+                *match_args(self.args),
+                "--",
+                *batch,
+            ],
+            cwd=self.scope.cwd,
+            consume=consume,
+            deadline=self.deadline,
+            abort=self.abort,
+            grace_s=self.limits.kill_grace_s,
+        )

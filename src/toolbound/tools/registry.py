@@ -1,0 +1,203 @@
+"""The tool registry: one spec per tool, everything else derived from it.
+
+A spec names the tool, its argument model, its result models, the module whose
+``run`` executes it, its description (generated from ``Limits``: the numbers
+and the scoping parameters verbatim, seed section 2), its read-only flag, and
+the arguments whose range and default follow the limits. The host's dispatch,
+argument parsing, the tool definitions (``toolbound.tooldefs``) and the MCP
+server's input and output schemas all read these specs. Adding a tool is its
+module plus one entry in ``SPECS``.
+
+The runner module is imported on a tool's first call, so ``toolbound call
+Read`` pays for nothing else.
+
+Pieces:
+    Runner      the signature of a tool's ``run``
+    ToolSpec    one tool: name, models, runner, description, limits-driven arguments
+    SPECS       the tools, in a stable order
+    TOOL_NAMES  their names
+    spec_for    name -> spec, or TOOL_UNKNOWN
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Protocol, cast
+
+from toolbound.arguments import Args, BashArgs, GlobArgs, GrepArgs, Limited, ReadArgs, parse_args
+from toolbound.context import ToolContext
+from toolbound.limits import Limits, format_size
+from toolbound.results import (
+    BashResult,
+    ErrorCode,
+    GlobResult,
+    GrepContentResult,
+    GrepCountResult,
+    GrepFilesResult,
+    ReadResult,
+    ToolError,
+    WireModel,
+)
+
+
+class Runner(Protocol):
+    def __call__(self, args: Any, ctx: ToolContext, /) -> Awaitable[WireModel]: ...
+
+
+def _no_arguments(_limits: Limits) -> Mapping[str, Any]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """One tool. ``limited(limits)``: the arguments that follow the limits, by wire name."""
+
+    name: str
+    args: type[Args]
+    results: tuple[type[WireModel], ...]
+    module: str
+    describe: Callable[[Limits], str]
+    read_only: bool
+    limited: Callable[[Limits], Mapping[str, Limited]] = field(default=_no_arguments)
+
+    def parse(self, raw: object, limits: Limits) -> Args:
+        """``raw`` checked against the limits, host defaults filled; TOOL_INVALID_ARGUMENT."""
+        return parse_args(self.name, self.args, raw, limited=self.limited(limits))
+
+    def runner(self) -> Runner:
+        """The tool's ``run``, its module imported on first use."""
+        return cast(Runner, importlib.import_module(self.module).run)
+
+
+def _search_budget(limits: Limits) -> str:
+    return f"{format_size(limits.search.max_bytes)} / {limits.search.max_lines} lines"
+
+
+def _describe_read(limits: Limits) -> str:
+    w = limits.read_window_lines
+    return (
+        "Read a text file from the workspace (relative paths are workspace-relative), "
+        "this session's scratch dir (spill files named in Bash markers), or an approved "
+        f"external folder. Returns a window of `limit` lines (1-{w}, default {w}) after "
+        f"skipping `offset` lines (default 0), within {_search_budget(limits)}; lines "
+        f"longer than {limits.max_line_chars} characters are clipped. Files of any size "
+        "are paged, never refused: when `truncated` is true, call again with the "
+        "`offset` the notice names. `content` is the file's exact text (no line numbers), "
+        "`totalLines` appears once the window reaches the end of the file. Binary files "
+        "are refused with TOOL_BINARY_CONTENT."
+    )
+
+
+def _describe_glob(limits: Limits) -> str:
+    d, m = limits.glob_limit_default, limits.glob_limit_max
+    return (
+        "Find files whose path matches a glob `pattern` (`**` matches any depth, e.g. "
+        "`src/**/*.py`; a pattern without `/` matches file names at any depth, e.g. "
+        "`*.md`) under `path` (default: the workspace), honouring .gitignore and "
+        ".ignore; an explicit `path` inside an ignored folder (node_modules, a spill dir) "
+        f"is searched. Returns at most `limit` paths (default {d}, max {m}), newest "
+        "modification time first; `truncated` is true when more matched: narrow "
+        "`pattern` or `path`."
+    )
+
+
+def _describe_grep(limits: Limits) -> str:
+    h = limits.grep_head_limit
+    return (
+        "Search file contents for a regex `pattern` (ripgrep syntax) under `path` "
+        "(default: the workspace; a file or folder), filtered by `glob` (e.g. `*.py`) or "
+        "`type` (e.g. `py`), honouring .gitignore and .ignore; an explicit `path` inside "
+        "an ignored folder (node_modules, a spill file) is searched. `outputMode`: "
+        "`content` (default: path, line number and text; `before`/`after` context "
+        "lines come as entries of their own), `filesWithMatches`, or `count`. "
+        "`caseInsensitive` and `multiline` are "
+        f"available. Returns at most `headLimit` entries (default {h}) within "
+        f"{_search_budget(limits)}, lines clipped at {limits.max_line_chars} characters, "
+        "newest-modified files first; when `truncated` is true, call again with the "
+        "`offset` the notice names, or narrow `path`, `glob` or `pattern`. Binary files "
+        "are skipped."
+    )
+
+
+def _describe_bash(limits: Limits) -> str:
+    out, err = limits.shell_stdout, limits.shell_stderr
+    lo, hi = limits.bash_timeout_min_s, limits.bash_timeout_max_s
+    return (
+        "Run a command with `bash -c` in the workspace; stdin is empty. `timeout` in "
+        f"seconds: default {limits.bash_timeout_default_s:g}, {lo:g}-{hi:g}; on expiry the "
+        f"whole process tree is stopped. stdout keeps its first {format_size(out.max_bytes)} "
+        f"/ {out.max_lines} lines and stderr its last {format_size(err.max_bytes)} / "
+        f"{err.max_lines} lines; a cut stream carries a [truncated: …] marker naming a spill "
+        f"file with up to {format_size(limits.spill_max_bytes)} of it, to Grep or Read with "
+        "offset/limit. Prefer Read, Grep and Glob for files: they page and bound their results."
+    )
+
+
+SPECS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        name="Read",
+        args=ReadArgs,
+        results=(ReadResult,),
+        module="toolbound.tools.read",
+        describe=_describe_read,
+        read_only=True,
+        limited=lambda limits: {
+            "limit": Limited(limits.read_window_lines, 1, limits.read_window_lines, unit=" lines")
+        },
+    ),
+    ToolSpec(
+        name="Glob",
+        args=GlobArgs,
+        results=(GlobResult,),
+        module="toolbound.tools.glob",
+        describe=_describe_glob,
+        read_only=True,
+        limited=lambda limits: {
+            "limit": Limited(limits.glob_limit_default, 1, limits.glob_limit_max)
+        },
+    ),
+    ToolSpec(
+        name="Grep",
+        args=GrepArgs,
+        results=(GrepContentResult, GrepFilesResult, GrepCountResult),
+        module="toolbound.tools.grep",
+        describe=_describe_grep,
+        read_only=True,
+        limited=lambda limits: {"headLimit": Limited(limits.grep_head_limit)},
+    ),
+    ToolSpec(
+        name="Bash",
+        args=BashArgs,
+        results=(BashResult,),
+        module="toolbound.tools.bash",
+        describe=_describe_bash,
+        read_only=False,
+        limited=lambda limits: {
+            "timeout": Limited(
+                limits.bash_timeout_default_s,
+                limits.bash_timeout_min_s,
+                limits.bash_timeout_max_s,
+                unit=" seconds",
+                name_default=True,
+            )
+        },
+    ),
+)
+
+TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in SPECS)
+
+_BY_NAME: Mapping[str, ToolSpec] = MappingProxyType({spec.name: spec for spec in SPECS})
+
+
+def spec_for(name: str) -> ToolSpec:
+    """The spec of the tool called ``name``; TOOL_UNKNOWN naming the tools otherwise."""
+    spec = _BY_NAME.get(name)
+    if spec is None:
+        raise ToolError(
+            ErrorCode.UNKNOWN,
+            f"There is no tool named {name!r}; the tools are {', '.join(TOOL_NAMES)}.",
+        )
+    return spec
