@@ -3,8 +3,8 @@
 The trace (bench/economy_trace.py: 46 calls, each with the needle it was made
 for) is replayed through the CLI, one ``toolbound call TOOL JSON --events``
 per call, in one ``--session`` and ``--data-dir``, and the model text of each
-result is what is measured (``model_text`` once it exists, else the MCP text
-block, ``payload_text``: one function, ``model_text_of``). In the same run the
+result is what is measured (``toolbound.model_text``, the text of the result
+event). In the same run the
 anchors' published result policies are simulated on the same raw outputs
 (the file's lines, ``rg``'s whole output, the command's whole output):
 
@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolbound import model_text
 from toolbound.bounds.headtail import HeadTailBudget, cut_head_tail
 from toolbound.bounds.terminal import collapse, strip_styling
 from toolbound.limits import Budget
@@ -74,15 +75,8 @@ RG = str(rg_binary())
 
 
 def model_text_of(tool: str, result: dict[str, Any]) -> str:
-    """The model text of a result: ``model_text`` when the core has it."""
-    try:
-        from toolbound import model_text  # type: ignore[attr-defined]
-    except ImportError:
-        from toolbound.mcp_server import payload_text
-
-        return payload_text(tool, result)
-    text: str = model_text(tool, result)
-    return text
+    """The model text of a result (what the result event's ``text`` holds)."""
+    return model_text(tool, result)
 
 
 @dataclass

@@ -5,8 +5,16 @@ interleaved batches (the machine may be shared):
 
 - 300 runs of ``true`` through the Bash tool under each sandbox mode against
   ``off``: added milliseconds per call (median of the batches); goal < 5 ms.
+  Next to the elapsed time, the CPU time per call of the host and all its
+  descendants (``getrusage``: the namespace's processes are reaped by its
+  PID 1, which bwrap reaps, which the host reaps, so they all count): on a
+  loaded machine every hand-over between processes waits for a core, so the
+  elapsed figure grows with the load while the CPU figure does not.
 - 1 GiB of stdout under ``workspace-write`` against ``off``: ratio of the
   elapsed times (best of 3 each); goal < 1.1x.
+- Where the added time goes, one layer down: the command's tree alone
+  (``exec.sandbox.spawn``, wait, teardown; no Bash tool around it), ``off``
+  against ``workspace-write``, and bwrap with ``true`` in place of the keeper.
 - For the choice of mechanism, raw spawns of ``bash -c true`` with no tool
   around them: plain ``subprocess.run`` (the anchor), under the same bwrap
   options as ``workspace-write``, and with a Landlock ruleset (writes only
@@ -20,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import os
+import resource
 import statistics
 import subprocess
 import tempfile
@@ -27,7 +36,9 @@ import time
 from pathlib import Path
 
 from toolbound import ToolHost
+from toolbound.exec import sandbox
 from toolbound.exec.sandbox import SandboxPolicy, bwrap_args
+from toolbound.scratch import Scratch
 
 GIB = 1024**3
 TRUE_RUNS = 300
@@ -40,9 +51,17 @@ def _label(mode: str, network: bool) -> str:
     return mode if network else f"{mode}, no network"
 
 
-async def _true_batches(workspace: Path, data: Path) -> dict[str, float]:
-    """Median ms per ``true`` call for each mode, batches interleaved."""
+def _cpu_s() -> float:
+    """CPU seconds so far of this process and its reaped descendants."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
+
+
+async def _true_batches(workspace: Path, data: Path) -> dict[str, tuple[float, float]]:
+    """Median (elapsed ms, CPU ms) per ``true`` call for each mode, batches interleaved."""
     per_call: dict[str, list[float]] = {_label(*m): [] for m in MODES}
+    cpu: dict[str, list[float]] = {_label(*m): [] for m in MODES}
     hosts = {}
     for mode, network in MODES:
         host = ToolHost(workspace, data, f"bench-{mode}-{network}", sandbox=mode, network=network)
@@ -52,14 +71,18 @@ async def _true_batches(workspace: Path, data: Path) -> dict[str, float]:
             assert (await host.call("Bash", {"command": "true"}))["exitCode"] == 0
         for _ in range(TRUE_RUNS // BATCH):
             for label, host in hosts.items():
-                started = time.perf_counter()
+                cpu_started, started = _cpu_s(), time.perf_counter()
                 for _ in range(BATCH):
                     await host.call("Bash", {"command": "true"})
                 per_call[label].append((time.perf_counter() - started) * 1000 / BATCH)
+                cpu[label].append((_cpu_s() - cpu_started) * 1000 / BATCH)
     finally:
         for host in hosts.values():
             await host.aclose()
-    return {label: statistics.median(ms) for label, ms in per_call.items()}
+    return {
+        label: (statistics.median(ms), statistics.median(cpu[label]))
+        for label, ms in per_call.items()
+    }
 
 
 async def _big_output(workspace: Path, data: Path) -> dict[str, float]:
@@ -76,6 +99,34 @@ async def _big_output(workspace: Path, data: Path) -> dict[str, float]:
             assert result["totals"]["stdout"]["bytes"] == GIB, result
             best[mode] = min(best[mode], elapsed)
     return best
+
+
+async def _trees(workspace: Path, data: Path) -> dict[str, tuple[float, float]]:
+    """Median (elapsed ms, CPU ms) per tree of ``true``: spawn, exit, teardown."""
+    scratch = Scratch(data, "bench-trees")
+    policies = {mode: SandboxPolicy.create(mode) for mode in ("off", "workspace-write")}
+
+    async def one(policy: SandboxPolicy) -> None:
+        tree = await sandbox.spawn("true", cwd=workspace, policy=policy, scratch=scratch)
+        assert tree.wait() == 0
+        assert not tree.lingering()
+        for fd in (tree.stdout_fd, tree.stderr_fd):
+            os.close(fd)
+
+    samples: dict[str, list[tuple[float, float]]] = {mode: [] for mode in policies}
+    for policy in policies.values():
+        await one(policy)  # warm-up
+    for _ in range(TRUE_RUNS // BATCH):
+        for mode, policy in policies.items():
+            cpu_started, started = _cpu_s(), time.perf_counter()
+            for _ in range(BATCH):
+                await one(policy)
+            elapsed = (time.perf_counter() - started) * 1000 / BATCH
+            samples[mode].append((elapsed, (_cpu_s() - cpu_started) * 1000 / BATCH))
+    return {
+        mode: (statistics.median(s[0] for s in runs), statistics.median(s[1] for s in runs))
+        for mode, runs in samples.items()
+    }
 
 
 # -- raw spawns: the mechanisms themselves -------------------------------------------------
@@ -111,8 +162,9 @@ def _landlock_ruleset(writable: list[Path]) -> int:
     return int(fd)
 
 
-def _raw_spawns(workspace: Path) -> dict[str, float]:
-    """Median ms per raw ``bash -c true`` spawn, plain, under bwrap, under Landlock."""
+def _raw_spawns(workspace: Path) -> dict[str, tuple[float, float]]:
+    """Median (elapsed ms, CPU ms) per raw ``bash -c true`` spawn: plain, under
+    bwrap, under Landlock."""
     policy = SandboxPolicy.create("workspace-write")
     assert policy.bwrap is not None, "bench/sandbox.py needs bubblewrap"
     bwrap = [policy.bwrap, *bwrap_args(policy, cwd=workspace, places=[workspace]), "--"]
@@ -133,6 +185,7 @@ def _raw_spawns(workspace: Path) -> dict[str, float]:
     assert run(bwrap + outside, stderr=subprocess.DEVNULL) != 0
     assert run(outside, stderr=subprocess.DEVNULL, **landlocked) != 0
     samples: dict[str, list[float]] = {"plain": [], "bwrap": [], "landlock": []}
+    cpu: dict[str, list[float]] = {label: [] for label in samples}
     true = ["bash", "-c", "true"]
     for _ in range(TRUE_RUNS // BATCH):
         for label, argv, kw in (
@@ -140,12 +193,16 @@ def _raw_spawns(workspace: Path) -> dict[str, float]:
             ("bwrap", bwrap + true, {}),
             ("landlock", true, landlocked),
         ):
-            started = time.perf_counter()
+            cpu_started, started = _cpu_s(), time.perf_counter()
             for _ in range(BATCH):
                 run(argv, **kw)
             samples[label].append((time.perf_counter() - started) * 1000 / BATCH)
+            cpu[label].append((_cpu_s() - cpu_started) * 1000 / BATCH)
     os.close(ruleset)
-    return {label: statistics.median(ms) for label, ms in samples.items()}
+    return {
+        label: (statistics.median(ms), statistics.median(cpu[label]))
+        for label, ms in samples.items()
+    }
 
 
 def main() -> None:
@@ -154,18 +211,31 @@ def main() -> None:
         workspace, data = Path(tmp) / "ws", Path(tmp) / "data"
         workspace.mkdir()
         calls = asyncio.run(_true_batches(workspace, data))
+        trees = asyncio.run(_trees(workspace, data))
         big = asyncio.run(_big_output(workspace, data))
         raw = _raw_spawns(workspace)
-    anchor = calls["off"]
+    anchor, cpu_anchor = calls["off"]
     print(f"\n{TRUE_RUNS} x `true` through the Bash tool (median ms per call; goal: added < 5 ms)")
-    for label, ms in calls.items():
-        print(f"  {label:28s} {ms:7.2f} ms   added {ms - anchor:+6.2f} ms")
+    for label, (ms, cpu_ms) in calls.items():
+        print(
+            f"  {label:28s} {ms:7.2f} ms   added {ms - anchor:+6.2f} ms"
+            f"   CPU {cpu_ms:5.2f} ms, added {cpu_ms - cpu_anchor:+5.2f} ms"
+        )
+    print(f"\nthe tree alone, {TRUE_RUNS} x `true` (median ms per tree; anchor: off)")
+    for mode, (ms, cpu_ms) in trees.items():
+        print(
+            f"  {mode:28s} {ms:7.2f} ms   added {ms - trees['off'][0]:+6.2f} ms"
+            f"   CPU {cpu_ms:5.2f} ms, added {cpu_ms - trees['off'][1]:+5.2f} ms"
+        )
     ratio = big["workspace-write"] / big["off"]
     print("\n1 GiB of stdout (best of 3; goal < 1.1x)")
     print(f"  off {big['off']:.2f} s, workspace-write {big['workspace-write']:.2f} s: {ratio:.3f}x")
     print(f"\nraw spawn of `bash -c true` ({TRUE_RUNS} each, median ms; anchor: plain)")
-    for label, ms in raw.items():
-        print(f"  {label:10s} {ms:7.2f} ms   added {ms - raw['plain']:+6.2f} ms")
+    for label, (ms, cpu_ms) in raw.items():
+        print(
+            f"  {label:10s} {ms:7.2f} ms   added {ms - raw['plain'][0]:+6.2f} ms"
+            f"   CPU {cpu_ms:5.2f} ms, added {cpu_ms - raw['plain'][1]:+5.2f} ms"
+        )
     print(f"\nload average at end: {os.getloadavg()}")
 
 

@@ -16,3 +16,14 @@ def test_all_is_sorted_and_importable() -> None:
     public = {n for n in dir(toolbound) if not n.startswith("_")}
     modules = {n for n in public if type(getattr(toolbound, n)).__name__ == "module"}
     assert public - modules == set(toolbound.__all__)
+
+
+def test_what_a_session_user_catches_or_holds_is_exported() -> None:
+    # CONTRACT 5: a store user holds a Session and its CheckpointRecords and
+    # catches SessionError and TranscriptError, without an internal import.
+    from toolbound import store
+
+    held = ["CheckpointRecord", "Session", "SessionError", "SessionStore", "TranscriptError"]
+    exported = {name: getattr(toolbound, name, None) for name in held}
+    assert {name for name in held if name in toolbound.__all__} == set(held)
+    assert exported == {name: getattr(store, name) for name in held}

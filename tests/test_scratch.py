@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from toolbound.results import ToolError
-from toolbound.scratch import LiveLock, Scratch, check_session_id, sweep
+from toolbound.scratch import LiveLock, Scratch, SessionIdError, check_session_id, sweep
 
 DAY = 24 * 3600.0
 
@@ -97,9 +96,10 @@ def test_remove_deletes_the_whole_scratch_dir(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("bad", ["", "..", ".", "a/b", "../x", "a b", "-x", "x" * 129])
 def test_session_ids_must_be_one_safe_path_component(bad: str) -> None:
-    with pytest.raises(ToolError) as err:
+    with pytest.raises(SessionIdError) as err:
         check_session_id(bad)
-    assert err.value.code == "TOOL_INVALID_ARGUMENT"
+    assert isinstance(err.value, ValueError)
+    assert err.value.to_tool_error().code == "TOOL_INVALID_ARGUMENT"
 
 
 def _age(path: Path, seconds: float) -> None:

@@ -4,20 +4,18 @@ A call is a chain of stages: parse the arguments against the limits in force
 (``TOOL_INVALID_ARGUMENT`` / ``TOOL_UNKNOWN`` on failure), run the tool as a
 task, relay its chunk events in ``seq`` order, then the one result event. No
 event follows the result. Cancelling the caller aborts the call and waits for
-the tool to finish stopping before the cancellation goes on. Every call and its
-events are recorded in the session store (the same path for every tool); a
-store that cannot be opened or written costs the recording only.
+the tool to finish stopping before the cancellation goes on.
 
-Observers (``host.observers``) see every call as it happens, for live views:
-a ``{"type": "call", "toolCallId", "sessionId", "tool", "args"}`` event when
-a call starts, then each of its events as ``stream`` relays it (in ``seq``
-order, on the event loop), including the ones a consumer that stopped early
-never took. A tool that crashed ends with ``{"type": "failed", "toolCallId",
-"message"}`` instead of a result event.
+Call listeners (``toolbound.listeners``: ``ToolHost(listeners=...)``, or
+appended to ``host.listeners``) see every call producer-side, as its events
+are emitted, whether or not anyone consumes its stream. The session store's
+recorder is one, the first: every call and its events are recorded (the same
+path for every tool), and a store that cannot be opened or written costs the
+recording only.
 
 Pieces:
-    ToolHost      the async host: call(), stream(), abort(), end(), observers
-    CallObserver  the signature of an observer
+    ToolHost      the async host: call(), stream(), abort(), end(), listeners
+    run_tool      one tool call's arguments parsed and its runner run -> result
     _EventSink    thread-safe, seq-numbering queue of one call's events
 """
 
@@ -26,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-import sqlite3
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -38,52 +35,75 @@ from toolbound.bounds import newlines
 from toolbound.context import ToolContext
 from toolbound.edit import ReadRecord
 from toolbound.exec.sandbox import SandboxPolicy
+from toolbound.exec.shield import wait_stopped
 from toolbound.limits import DEFAULT_LIMITS, Limits
+from toolbound.listeners import CallListener, CallStart
 from toolbound.paths import Roots, default_data_dir, path_error
 from toolbound.results import ChunkEvent, ResultEvent, Stream, ToolError, WireModel
 from toolbound.scratch import LiveLock, Scratch, check_session_id, sweep
 from toolbound.store import (
     CallRecorder,
-    SchemaError,
     SessionError,
     SessionStore,
+    StoreUnavailable,
     store_location,
 )
 from toolbound.tools.registry import spec_for
-
-CallObserver = Callable[[dict[str, Any]], None]
 
 log = logging.getLogger(__name__)
 
 
 class _EventSink:
-    """One call's events: seq assigned at emission, under a lock, from any thread."""
+    """One call's events: seq assigned at emission, under a lock, from any thread.
+
+    Each event goes to the call's listeners as it is emitted (under the lock,
+    so in seq order) and is queued for the consumer of ``events``; the result
+    event is handed to the consumer separately (``hand_out``), once the
+    listeners settled.
+    """
 
     def __init__(
         self,
         loop: asyncio.AbstractEventLoop,
-        tool_call_id: str,
-        record: Callable[[dict[str, Any]], None] | None = None,
+        call: CallStart,
+        listeners: tuple[CallListener, ...],
     ) -> None:
         self._loop = loop
-        self._id = tool_call_id
-        # Called under the lock with each chunk/result event, so records keep seq order.
-        self._record = record
+        self._call = call
+        self._listeners = listeners
         self._lock = threading.Lock()
         self._seq = 0
         self._items: collections.deque[dict[str, Any]] = collections.deque()
         self._wake = asyncio.Event()
         self._closed = False
 
-    def _push(self, make: Any) -> bool:
+    def _emit(
+        self, make: Callable[[int], dict[str, Any]], *, queue: bool, last: bool = False
+    ) -> dict[str, Any] | None:
+        """Number the event, tell the listeners, queue it for the consumer if ``queue``.
+
+        None once the call's result is out; ``last`` (the result) closes the sink.
+        """
         with self._lock:
             if self._closed:
-                return False
+                return None
             item = make(self._seq)
-            self._items.append(item)
             self._seq += 1
-            if self._record is not None and item["type"] != "failed":
-                self._record(item)
+            self._closed = last
+            for listener in self._listeners:
+                _tell(listener, "call_event", self._call, item)
+            if queue:
+                self._items.append(item)
+        if queue:
+            self._wake_consumer()
+        return item
+
+    def _queue(self, item: dict[str, Any]) -> None:
+        with self._lock:
+            self._items.append(item)
+        self._wake_consumer()
+
+    def _wake_consumer(self) -> None:
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
@@ -92,36 +112,39 @@ class _EventSink:
             self._wake.set()
         else:
             self._loop.call_soon_threadsafe(self._wake.set)
-        return True
 
     def chunk(self, stream: Stream, data: str) -> None:
-        if data:
-            self._push(
-                lambda seq: ChunkEvent(
-                    tool_call_id=self._id, stream=stream, seq=seq, data=data
-                ).to_wire()
-            )
+        if not data:
+            return
+        tool_call_id = self._call.tool_call_id
+        self._emit(
+            lambda seq: ChunkEvent(
+                tool_call_id=tool_call_id, stream=stream, seq=seq, data=data
+            ).to_wire(),
+            queue=True,
+        )
 
-    def close(self, tool: str, result: dict[str, Any]) -> None:
-        self._push(lambda seq: ResultEvent.of(tool, self._id, seq, result))
-        with self._lock:
-            self._closed = True
+    def result(self, result: dict[str, Any]) -> dict[str, Any] | None:
+        """Emit the result event (to the listeners, not yet the consumer); no chunk follows."""
+        tool_call_id = self._call.tool_call_id
+        return self._emit(
+            lambda seq: ResultEvent.of(self._call.tool, tool_call_id, seq, result),
+            queue=False,
+            last=True,
+        )
+
+    def hand_out(self, item: dict[str, Any]) -> None:
+        """The result event, to the consumer: the last event it gets."""
+        self._queue(item)
 
     def fail(self, exc: BaseException) -> None:
         """The tool crashed: end the events, re-raising its exception to the consumer."""
-        self._push(lambda _seq: {"type": "failed", "toolCallId": self._id, "exc": exc})
         with self._lock:
             self._closed = True
+        self._queue({"type": "failed", "toolCallId": self._call.tool_call_id, "exc": exc})
 
-    def leftovers(self) -> list[dict[str, Any]]:
-        """The events no consumer took (the consumer stopped early), emptied."""
-        with self._lock:
-            items = list(self._items)
-            self._items.clear()
-        return items
-
-    async def events(self, observe: CallObserver) -> AsyncIterator[dict[str, Any]]:
-        """Yield the events in seq order, each handed to ``observe`` first."""
+    async def events(self) -> AsyncIterator[dict[str, Any]]:
+        """Yield the events in seq order, up to the result (or the tool's exception)."""
         while True:
             await self._wake.wait()
             self._wake.clear()
@@ -130,7 +153,6 @@ class _EventSink:
                     if not self._items:
                         break
                     item = self._items.popleft()
-                observe(item)
                 if item["type"] == "failed":
                     raise item["exc"]
                 yield item
@@ -148,6 +170,8 @@ class ToolHost:
     ``sandbox`` (``"off"``, ``"read-only"``, ``"workspace-write"``) and
     ``network`` confine Bash commands (``toolbound.exec.sandbox``); a sandbox
     that cannot be built makes every Bash call ``TOOL_SANDBOX_UNAVAILABLE``.
+    ``listeners`` see every call (``toolbound.listeners``); each call keeps
+    the ones listening when it started.
     """
 
     def __init__(
@@ -161,6 +185,7 @@ class ToolHost:
         sandbox: str = "off",
         network: bool = True,
         store: str | Path | None = None,
+        listeners: Iterable[CallListener] = (),
     ) -> None:
         self.limits = limits
         # Resolved once: bwrap found (or not) now, so a call never probes PATH.
@@ -183,7 +208,7 @@ class ToolHost:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._store: SessionStore | None = None
         self._recorder: CallRecorder | None = None
-        self.observers: list[CallObserver] = []
+        self.listeners: list[CallListener] = list(listeners)
 
     async def __aenter__(self) -> ToolHost:
         newlines.preload()  # numpy's import, off every call's path
@@ -203,12 +228,12 @@ class ToolHost:
         """The session store and this session's recorder; (None, None) if unusable."""
         try:
             store = SessionStore(self.store, limits=self.limits, scratch_dir=self.data_dir)
-        except (sqlite3.Error, OSError, SchemaError) as err:
+        except StoreUnavailable as err:
             log.warning("toolbound: tool calls are not recorded (%s): %s", self.data_dir, err)
             return None, None
         try:
             return store, store.recorder(self.session_id)
-        except (sqlite3.Error, OSError, SchemaError) as err:
+        except StoreUnavailable as err:
             log.warning("toolbound: tool calls are not recorded (%s): %s", self.data_dir, err)
             store.close()
             return None, None
@@ -249,11 +274,14 @@ class ToolHost:
         self._live.release()
 
     def _end_session(self, store: SessionStore | None) -> None:
-        try:
-            if store is not None:
+        """Mark the session ended in the store (a store that fails costs the record only),
+        then remove its scratch dir in any case."""
+        if store is not None:
+            failures: tuple[type[BaseException], ...] = (OSError, SessionError)
+            try:
                 store.end(self.session_id)
-        except (sqlite3.Error, OSError, SchemaError, SessionError) as err:
-            log.warning("toolbound: session %s not marked ended: %s", self.session_id, err)
+            except failures + store.backend.errors as err:
+                log.warning("toolbound: session %s not marked ended: %s", self.session_id, err)
         self.scratch.remove()
 
     def abort(self, tool_call_id: str) -> bool:
@@ -278,83 +306,97 @@ class ToolHost:
         self, name: str, args: object, *, tool_call_id: str | None = None
     ) -> AsyncIterator[dict[str, Any]]:
         """Yield a call's chunk events in ``seq`` order, then its result event."""
-        call_id = tool_call_id or f"call_{uuid.uuid4().hex[:16]}"
-        handle = self._recorder.start(call_id, name, args) if self._recorder else None
-        sink = _EventSink(
-            asyncio.get_running_loop(), call_id, handle.event if handle is not None else None
+        call = CallStart(
+            session_id=self.session_id,
+            tool_call_id=tool_call_id or f"call_{uuid.uuid4().hex[:16]}",
+            tool=name,
+            args=args,
         )
+        # The recorder first: a listener that reads the store sees what is stored.
+        recorder = (self._recorder,) if self._recorder is not None else ()
+        listeners = (*recorder, *self.listeners)
+        sink = _EventSink(asyncio.get_running_loop(), call, listeners)
         ctx = ToolContext(
             limits=self.limits,
             roots=self.roots,
             scratch=self.scratch,
-            tool_call_id=call_id,
+            tool_call_id=call.tool_call_id,
             emit=sink.chunk,
             abort=asyncio.Event(),
             sandbox=self.sandbox,
             record=self.read_record,
         )
-        self._notify(
-            {
-                "type": "call",
-                "toolCallId": call_id,
-                "sessionId": self.session_id,
-                "tool": name,
-                "args": args,
-            }
-        )
-        task = asyncio.create_task(self._run(name, args, ctx, sink))
+        for listener in listeners:
+            _tell(listener, "call_started", call)
+        task = asyncio.create_task(self._run(call, ctx, sink, listeners))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         try:
-            async for event in sink.events(self._notify):
-                if handle is not None and event["type"] == "result":
-                    # Recorded before it is returned, so a finished call replays at once.
-                    await handle.settled()
+            async for event in sink.events():
                 yield event
         finally:
             if not task.done():
                 ctx.abort.set()
                 # Always wait for the tool to finish stopping (its process tree
                 # included) before a cancellation goes on.
-                await asyncio.shield(asyncio.wait({task}))
-            for event in sink.leftovers():
-                self._notify(event)
+                await wait_stopped(task)
 
-    def _notify(self, event: dict[str, Any]) -> None:
-        """Hand one event to every observer; an observer's bug never breaks the call."""
-        if event["type"] == "failed":
-            event = {
-                "type": "failed",
-                "toolCallId": event["toolCallId"],
-                "message": repr(event["exc"]),
-            }
-        for observer in list(self.observers):
-            try:
-                observer(event)
-            except Exception:
-                log.exception("observer %r failed on a %s event", observer, event["type"])
-
-    async def _run(self, name: str, raw: object, ctx: ToolContext, sink: _EventSink) -> None:
+    async def _run(
+        self,
+        call: CallStart,
+        ctx: ToolContext,
+        sink: _EventSink,
+        listeners: tuple[CallListener, ...],
+    ) -> None:
         self._calls[ctx.tool_call_id] = ctx
         try:
-            result = await self._dispatch(name, raw, ctx)
-            sink.close(name, result.to_wire())
-        except Exception as exc:
+            result = await self._dispatch(call.tool, call.args, ctx)
+            event = sink.result(result.to_wire())
+        except BaseException as exc:
             # A bug, not a tool error: the consumer of the events gets the exception.
             sink.fail(exc)
-        except BaseException as exc:
-            sink.fail(exc)
-            raise
+            for listener in listeners:
+                _tell(listener, "call_ended", call, exc)
+            if not isinstance(exc, Exception):
+                raise
+            return
         finally:
             self._calls.pop(ctx.tool_call_id, None)
+        try:
+            await asyncio.gather(*(_settled(listener, call) for listener in listeners))
+        finally:
+            if event is not None:
+                sink.hand_out(event)
+            for listener in listeners:
+                _tell(listener, "call_ended", call, None)
 
     async def _dispatch(self, name: str, raw: object, ctx: ToolContext) -> WireModel:
-        try:
-            spec = spec_for(name)
-            return await spec.runner()(spec.parse(raw, self.limits), ctx)
-        except ToolError as err:
-            return err.to_result()
-        except OSError as err:
-            # The one backstop for the file system changing under a call (a race
-            # another process can cause at any time): a result, never an exception.
-            return path_error(err).to_result()
+        return await run_tool(name, raw, ctx)
+
+
+async def run_tool(name: str, raw: object, ctx: ToolContext) -> WireModel:
+    """Parse ``raw`` for tool ``name`` against ``ctx.limits`` and run it: always a result."""
+    try:
+        spec = spec_for(name)
+        return await spec.runner()(spec.parse(raw, ctx.limits), ctx)
+    except ToolError as err:
+        return err.to_result()
+    except OSError as err:
+        # The one backstop for the file system changing under a call (a race
+        # another process can cause at any time): a result, never an exception.
+        return path_error(err).to_result()
+
+
+def _tell(listener: CallListener, method: str, *args: Any) -> None:
+    """One listener call; a listener's bug is logged and never breaks the call."""
+    try:
+        getattr(listener, method)(*args)
+    except Exception:
+        log.exception("listener %r failed in %s", listener, method)
+
+
+async def _settled(listener: CallListener, call: CallStart) -> None:
+    try:
+        await listener.settle(call)
+    except Exception:
+        log.exception("listener %r failed to settle", listener)

@@ -46,12 +46,13 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
 from toolbound import __version__
+from toolbound.exec.shield import wait_stopped
 from toolbound.host import ToolHost
 from toolbound.limits import Limits
 from toolbound.model_text import model_text
 from toolbound.pool import HostPool
 from toolbound.results import ErrorCode, ToolError, is_error
-from toolbound.scratch import check_session_id, derived_session_id
+from toolbound.scratch import SessionIdError, check_session_id, derived_session_id
 from toolbound.tooldefs import tool_defs
 
 log = logging.getLogger(__name__)
@@ -108,7 +109,10 @@ def named_session(params: types.CallToolRequestParams) -> str | None:
             ErrorCode.INVALID_ARGUMENT,
             f'_meta["{SESSION_META_KEY}"] must be a string naming the session (got {name!r}).',
         )
-    return name
+    try:
+        return check_session_id(name)
+    except SessionIdError as err:
+        raise err.to_tool_error() from None
 
 
 def _mcp_session(
@@ -172,8 +176,10 @@ async def run_call(host: ToolHost, name: str, args: object, on_chunk: ChunkSink)
         return await asyncio.shield(relay)
     except BaseException:
         host.abort(call_id)
-        with anyio.CancelScope(shield=True):
-            await asyncio.wait({relay})
+        # A second cancellation while the tree stops changes nothing: the
+        # caller's own exception goes on, once the call has stopped.
+        with contextlib.suppress(asyncio.CancelledError):
+            await wait_stopped(relay)
         if not relay.cancelled():
             relay.exception()  # retrieved: the caller's own exception goes on instead
         raise

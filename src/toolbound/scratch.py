@@ -9,6 +9,7 @@ A live host holds an advisory lock on ``<data_dir>/locks/<session_id>.lock``,
 so a sweep in another process never removes a live session's dir.
 
 Pieces:
+    SessionIdError    a session id that is not one safe path component (a ValueError)
     check_session_id  refuse ids that are not one safe path component
     derived_session_id  a session id made from a foreign name (an MCP session id)
     Scratch           one session's scratch dir: spill(), ensure(), remove()
@@ -36,13 +37,23 @@ _SESSION_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{_SESSION_ID_CHARS - 1}
 _LABEL = re.compile(r"[^A-Za-z0-9._-]+")
 
 
+class SessionIdError(ValueError):
+    """A session id that is not one safe path component; the message says what is."""
+
+    def to_tool_error(self) -> ToolError:
+        """The refusal as a tool call's error, for an adapter answering a tool call."""
+        return ToolError(ErrorCode.INVALID_ARGUMENT, str(self))
+
+
 def check_session_id(session_id: str) -> str:
-    """A session id is one path component: letters, digits, ``.``, ``_``, ``-``."""
+    """A session id is one path component: letters, digits, ``.``, ``_``, ``-``.
+
+    Raises SessionIdError (a ValueError, like any bad constructor argument).
+    """
     if not _SESSION_ID.fullmatch(session_id):
-        raise ToolError(
-            ErrorCode.INVALID_ARGUMENT,
+        raise SessionIdError(
             f"Session id {session_id!r} is not allowed: use 1-128 letters, digits, '.', '_' "
-            "or '-', starting with a letter or digit.",
+            "or '-', starting with a letter or digit."
         )
     return session_id
 

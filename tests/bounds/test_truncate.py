@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+import random
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolbound.bounds import count_lines, truncate_to
+from toolbound.bounds import Cut, count_lines, newlines, truncate_to
 
 SPILL = "/data/scratch/s1/tool-output/stdout-1700000000000-0.log"
 
@@ -230,3 +234,110 @@ def test_any_bytes_give_valid_utf8_within_bounds(raw: bytes, max_bytes: int, kee
     # The kept text is one end of the bytes, decoded: nothing invented, nothing reordered.
     ends = [raw[:n] if keep == "head" else raw[n:] for n in range(len(raw) + 1)]
     assert cut.kept in {end.decode("utf-8", "replace") for end in ends}
+
+
+# --- large inputs: the counting that runs on numpy ----------------------------
+
+
+def naive_cut(data: bytes, max_bytes: int, max_lines: int, keep: str) -> tuple[bytes, str]:
+    """Reference: the most whole lines from one end within both limits, and the
+    limit that stopped it."""
+    lines = [line + b"\n" for line in data.split(b"\n")]
+    lines[-1] = lines[-1][:-1]
+    if not lines[-1]:
+        lines.pop()
+    if keep == "tail":
+        lines.reverse()
+    kept: list[bytes] = []
+    size = 0
+    for line in lines:
+        if len(kept) == max_lines:
+            return b"".join(kept[::-1] if keep == "tail" else kept), "lines"
+        if size + len(line) > max_bytes:
+            return b"".join(kept[::-1] if keep == "tail" else kept), "bytes"
+        kept.append(line)
+        size += len(line)
+    return data, "none"
+
+
+def uneven_lines(size: int, seed: int) -> bytes:
+    """Runs of short, long and empty lines, so the line density changes along the text."""
+    rnd = random.Random(seed)
+    out = bytearray()
+    while len(out) < size:
+        width = rnd.choice([0, 3, 7, 80, 1500])
+        for _ in range(rnd.randrange(1, 300)):
+            out += b"y" * rnd.randrange(width + 1) + b"\n"
+    return bytes(out[:size])
+
+
+@pytest.mark.parametrize("keep", ["head", "tail"])
+@pytest.mark.parametrize("max_lines", [1, 700, 4000, 30_000])
+def test_large_uneven_text_is_cut_on_the_same_whole_lines_as_a_naive_scan(
+    keep: str, max_lines: int
+) -> None:
+    assert newlines.wait_loaded(60), "numpy could not be imported"
+    for seed in range(12):
+        data = uneven_lines(300_000, seed)
+        cut = truncate_to(data, max_bytes=96 * 1024, max_lines=max_lines, keep=keep)  # type: ignore[arg-type]
+        kept, fired = naive_cut(data, 96 * 1024, max_lines, keep)
+        assert (cut.kept.encode(), cut.fired) == (kept, fired)
+        assert cut.kept_lines == count_lines(kept)
+        assert cut.total_lines == count_lines(data)
+
+
+@settings(max_examples=400)
+@given(
+    text=st.text(alphabet=st.sampled_from(["\n", "a", "é", "😀"]), max_size=300),
+    max_bytes=st.integers(min_value=4, max_value=40),
+    keep=st.sampled_from(["head", "tail"]),
+)
+def test_a_line_too_long_to_fit_is_named_by_its_whole_size(
+    text: str, max_bytes: int, keep: str
+) -> None:
+    cut = truncate_to(text, max_bytes=max_bytes, max_lines=50, keep=keep)  # type: ignore[arg-type]
+    data = text.encode()
+    edge = data.split(b"\n")[0] if keep == "head" else data.removesuffix(b"\n").split(b"\n")[-1]
+    if cut.single_line_bytes is not None:
+        assert cut.single_line_bytes == len(edge)
+        assert cut.truncated
+
+
+@pytest.mark.parametrize("keep", ["head", "tail"])
+def test_a_cut_is_the_same_value_as_one_built_by_hand(keep: str) -> None:
+    cut = truncate_to(lines(50), max_bytes=1024, max_lines=10, keep=keep)  # type: ignore[arg-type]
+    by_hand = Cut(**{f.name: getattr(cut, f.name) for f in dataclasses.fields(Cut) if f.init})
+    assert (cut, hash(cut), repr(cut)) == (by_hand, hash(by_hand), repr(by_hand))
+    assert by_hand.kept == (lines(50)[:100] if keep == "head" else lines(50)[-100:])
+    assert by_hand.payload == cut.payload
+    # Replacing a field gives a cut whose payload follows it.
+    named = dataclasses.replace(cut, spill_path=SPILL)
+    assert named == cut.with_spill(SPILL)
+    assert named.marker is not None
+    assert named.kept == cut.kept
+    assert named.payload == (
+        named.kept + named.marker if keep == "head" else f"{named.marker}\n{named.kept}"
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cut.kept = "changed"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("text", "keep"),
+    [
+        (lines(50), "head"),
+        (lines(50), "tail"),
+        ("x" * 5000 + "\nok\n", "head"),  # a prefix of one line: no newline before the marker
+        ("ok\n" + "é" * 3000 + "\n", "tail"),
+        ("a\nb\n", "head"),  # nothing cut
+    ],
+)
+def test_naming_the_spill_gives_the_payload_a_cut_built_by_hand_has(text: str, keep: str) -> None:
+    cut = truncate_to(text, max_bytes=1024, max_lines=10, keep=keep)  # type: ignore[arg-type]
+    named = cut.with_spill(SPILL)
+    by_hand = dataclasses.replace(
+        Cut(**{f.name: getattr(cut, f.name) for f in dataclasses.fields(Cut) if f.init}),
+        spill_path=SPILL,
+    )
+    assert (named, named.kept, named.payload) == (by_hand, by_hand.kept, by_hand.payload)
+    assert (SPILL in named.payload) is cut.truncated

@@ -117,3 +117,62 @@ def test_the_last_line_is_measured_whole_past_the_ring() -> None:
     capture.feed(b"\n")
     held = capture.finish()
     assert (len(held.data), held.edge_line_bytes, held.total_lines) == (1000, 4_200_000, 3)
+
+
+def read_into(
+    capture: HeadCapture | TailCapture, data: bytes, sizes: list[int], block: int
+) -> None:
+    """Feed ``data`` the way a reader past the ceiling does: each read lands in the
+    room ``reserve`` offers (at most its size), then ``commit`` takes it."""
+    at, turn = 0, 0
+    while at < len(data):
+        room = capture.reserve(block)
+        n = min(len(room), len(data) - at, sizes[turn % len(sizes)] if sizes else len(room))
+        room[:n] = data[at : at + n]
+        capture.commit(n)
+        at, turn = at + n, turn + 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=stream_bytes,
+    fed=st.integers(0, 400),
+    sizes=st.lists(st.integers(1, 50), max_size=6),
+    block=st.integers(1, 64),
+    max_bytes=st.integers(1, 40),
+    max_lines=st.integers(1, 8),
+)
+def test_reads_straight_into_the_capture_keep_and_count_what_feeding_does(
+    data: bytes, fed: int, sizes: list[int], block: int, max_bytes: int, max_lines: int
+) -> None:
+    # A stream starts with chunks fed from the loop, then reads go into the capture.
+    fed = min(fed, len(data))
+    head = HeadCapture(max_bytes=max_bytes, max_lines=max_lines)
+    tail = TailCapture(max_bytes=max_bytes, max_lines=max_lines)
+    for capture in (head, tail):
+        if fed:
+            capture.feed(data[:fed])
+        read_into(capture, data[fed:], sizes, block)
+    assert head.finish() == Captured(
+        first(data, max_bytes, max_lines), "head", len(data), count_lines(data), first_line(data)
+    )
+    assert tail.finish() == Captured(
+        last(data, max_bytes, max_lines), "tail", len(data), count_lines(data), last_line(data)
+    )
+
+
+def test_the_tail_ring_reuses_its_blocks_and_holds_at_most_the_ceiling_and_two_more() -> None:
+    tail = TailCapture(max_bytes=1000, max_lines=10_000)
+    data = b"".join(b"%09d\n" % i for i in range(2000))
+    blocks: set[int] = set()
+    at = 0
+    while at < len(data):
+        room = tail.reserve(256)
+        blocks.add(id(room.obj))  # every block stays alive: in the ring or spare
+        n = min(len(room), 10, len(data) - at)
+        room[:n] = data[at : at + n]
+        tail.commit(n)
+        at += n
+    assert tail.finish().data == data[-1000:]
+    # 1000 bytes in 256-byte blocks: 4 cover them, one more is dropped and refilled.
+    assert len(blocks) <= 6

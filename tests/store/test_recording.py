@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from toolbound import DEFAULT_LIMITS, SessionStore, ToolHost, model_text
-from toolbound.store import is_url
+from toolbound.store import StoreUnavailable, is_url
 
 
 async def test_an_invalid_read_call_is_recorded_with_its_result(
@@ -106,6 +106,33 @@ async def test_an_unusable_data_dir_costs_the_recording_not_the_call(
     async with ToolHost(workspace=tmp_path, data_dir=data_dir, session_id="s1") as host:
         result = await host.call("Glob", {"limit": 0})
     assert result["error"]["code"] == "TOOL_INVALID_ARGUMENT"
+
+
+@pytest.mark.parametrize(
+    "spoil", ["file_in_the_way", "database_is_a_directory", "not_a_database", "newer_schema"]
+)
+def test_every_way_a_store_fails_to_open_is_one_store_unavailable(
+    tmp_path: Path, spoil: str
+) -> None:
+    data_dir = tmp_path / "data"
+    if spoil == "file_in_the_way":
+        (tmp_path / "blocker").write_text("not a directory")
+        data_dir = tmp_path / "blocker" / "data"
+    elif spoil == "database_is_a_directory":
+        (data_dir / "toolbound.db").mkdir(parents=True)
+    elif spoil == "not_a_database":
+        data_dir.mkdir()
+        (data_dir / "toolbound.db").write_bytes(b"not sqlite " * 100)
+    else:
+        SessionStore(data_dir).close()
+        with sqlite3.connect(data_dir / "toolbound.db") as conn:
+            conn.execute("INSERT INTO schema_migrations VALUES (99, '0099_future', 0)")
+    with pytest.raises(StoreUnavailable) as err:
+        SessionStore(data_dir)
+    if spoil == "newer_schema":
+        assert "0099_future" in str(err.value)
+    else:
+        assert str(err.value).startswith(f"cannot open the store {data_dir / 'toolbound.db'}: ")
 
 
 async def test_an_unreachable_postgresql_store_costs_the_recording_not_the_call(

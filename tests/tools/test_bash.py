@@ -23,6 +23,8 @@ import pytest
 
 from toolbound import DEFAULT_LIMITS, ToolHost
 from toolbound.bounds import count_lines
+from toolbound.context import ToolContext
+from toolbound.tools.registry import spec_for
 
 KB = 1024
 # A short grace keeps the tree tests fast; the seed's 2 s is only a default.
@@ -383,18 +385,81 @@ async def test_host_abort_stops_the_tree_and_marks_the_result_aborted(host: Tool
     assert host.abort("victim") is False
 
 
+# A setsid grandchild that ignores SIGTERM: stopping it takes the whole grace.
+ESCAPEE = "setsid bash -c 'trap \"\" TERM; echo escapee $$; exec sleep 600' & sleep 600"
+
+
 async def test_cancelling_the_caller_stops_the_tree_before_the_cancellation_goes_on(
     host: ToolHost,
 ) -> None:
     started, seen = asyncio.Event(), []
-    command = "setsid bash -c 'trap \"\" TERM; echo escapee $$; exec sleep 600' & sleep 600"
-    task = asyncio.create_task(first_chunk_then(host, {"command": command}, "c", started, seen))
+    task = asyncio.create_task(first_chunk_then(host, {"command": ESCAPEE}, "c", started, seen))
     await asyncio.wait_for(started.wait(), CALL_BOUND_S)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, CALL_BOUND_S)
     [pid] = pids_in("".join(seen), "escapee")
     assert is_gone(host, pid)
+
+
+async def test_a_second_cancellation_still_waits_for_the_tree_to_stop(host: ToolHost) -> None:
+    started, seen = asyncio.Event(), []
+    task = asyncio.create_task(first_chunk_then(host, {"command": ESCAPEE}, "c", started, seen))
+    await asyncio.wait_for(started.wait(), CALL_BOUND_S)
+    task.cancel()
+    await asyncio.sleep(0)  # one turn: the caller is now waiting for the tree to stop
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, CALL_BOUND_S)
+    [pid] = pids_in("".join(seen), "escapee")
+    assert is_gone(host, pid)
+
+
+async def test_another_session_is_served_while_a_cancelled_call_stops_its_tree(
+    tmp_path: Path, sandbox: str
+) -> None:
+    """The stop of a cancelled Bash task (SIGTERM ignored: the whole grace, then
+    SIGKILL) runs in a worker thread: the event loop serves other calls meanwhile."""
+    grace_s = 1.0
+    limits = DEFAULT_LIMITS.replace(kill_grace_s=grace_s)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("hello\n")
+    loop = asyncio.get_running_loop()
+    started, seen = asyncio.Event(), []
+
+    def emit(_stream: str, data: str) -> None:  # from a reader thread or the loop
+        loop.call_soon_threadsafe(lambda: (seen.append(data), started.set()))
+
+    async with (
+        ToolHost(ws, tmp_path / "data", "victim", limits=limits, sandbox=sandbox) as victim,
+        ToolHost(ws, tmp_path / "data", "other", limits=limits) as other,
+    ):
+        ctx = ToolContext(
+            limits=limits,
+            roots=victim.roots,
+            scratch=victim.scratch,
+            tool_call_id="v1",
+            emit=emit,
+            abort=asyncio.Event(),
+            sandbox=victim.sandbox,
+        )
+        spec = spec_for("Bash")
+        task = asyncio.create_task(spec.runner()(spec.parse({"command": ESCAPEE}, limits), ctx))
+        await asyncio.wait_for(started.wait(), CALL_BOUND_S)
+        began = time.monotonic()
+        task.cancel()
+        read = await asyncio.wait_for(other.call("Read", {"path": "a.txt"}), CALL_BOUND_S)
+        read_s = time.monotonic() - began
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, CALL_BOUND_S)
+        stop_s = time.monotonic() - began
+        [pid] = pids_in("".join(seen), "escapee")
+        assert is_gone(victim, pid)
+    assert read["content"] == "hello\n"
+    # The stop took the whole grace, and the Read was served well within it.
+    assert stop_s >= grace_s
+    assert read_s < grace_s / 2
 
 
 async def test_lingering_descendants_are_stopped_promptly_after_the_shell_exits(

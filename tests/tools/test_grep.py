@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 
 from support import wait_for_async, write
-from toolbound import ToolHost
+from toolbound import ToolHost, model_text
 from toolbound.limits import DEFAULT_LIMITS, Limits
-from toolbound.mcp_server import payload_text
 from toolbound.search.names import real_name
 
 
@@ -370,10 +369,10 @@ async def test_context_lines_are_entries_with_their_own_line_numbers(
 
 
 async def test_context_lines_are_marked_in_the_model_text(host: ToolHost, ws: Path) -> None:
-    # As ripgrep prints them: `path:12:text` for a match, `path-12-text` for context.
+    # As ripgrep's heading layout prints them: `12:text` for a match, `12-text` for context.
     write(ws, "c.txt", "1\nhit 2\n3\n")
     result = await grep(host, pattern="hit", before=1, after=1)
-    assert payload_text("Grep", result) == "c.txt-1-1\nc.txt:2:hit 2\nc.txt-3-3"
+    assert model_text("Grep", result) == "c.txt\n1-1\n2:hit 2\n3-3"
 
 
 async def test_a_multiline_match_gives_an_entry_per_line(host: ToolHost, ws: Path) -> None:

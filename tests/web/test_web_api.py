@@ -182,3 +182,8 @@ async def test_the_viewer_reads_only_outputs_a_result_names(client: Any, served:
     # The viewer's own reads are not the agent's calls: the session still lists two.
     rows = (await client.get("/api/sessions/web-s1/calls", headers=bearer(served))).json()
     assert [r["toolCallId"] for r in rows["calls"]] == ["cut", "small"]
+    # Nor are they recorded: the store holds the agent's two calls only.
+    from toolbound.store import SessionStore
+
+    with SessionStore(served.host.data_dir) as store:
+        assert [c["toolCallId"] for c in store.tool_calls("web-s1")] == ["cut", "small"]

@@ -1,4 +1,4 @@
-"""The host's observers and the hub: every call seen live, in seq order, to the end."""
+"""The host's call listeners and the hub: every call seen live, in seq order, to the end."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 
 from support import wait_for_async
 from toolbound.host import ToolHost
+from toolbound.listeners import CallListener, CallStart
 from toolbound.web import CallRecord, Hub
 from toolbound.web.calls import outputs_of, short_args, status_of
 
@@ -29,42 +30,74 @@ async def host(tmp_path: Path) -> Any:
         yield h
 
 
-async def test_observers_see_the_start_then_every_event_as_streamed(host: ToolHost) -> None:
-    seen: list[dict[str, Any]] = []
-    host.observers.append(seen.append)
+class Seen(CallListener):
+    """Every listener call, as (method, call id, what it got)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, Any]] = []
+
+    def call_started(self, call: CallStart) -> None:
+        self.calls.append(("started", call.tool_call_id, call))
+
+    def call_event(self, call: CallStart, event: dict[str, Any]) -> None:
+        self.calls.append(("event", call.tool_call_id, event))
+
+    async def settle(self, call: CallStart) -> None:
+        self.calls.append(("settle", call.tool_call_id, None))
+
+    def call_ended(self, call: CallStart, failure: BaseException | None) -> None:
+        self.calls.append(("ended", call.tool_call_id, failure))
+
+
+async def test_a_listener_sees_the_start_every_event_the_settle_then_the_end(
+    tmp_path: Path,
+) -> None:
+    seen = Seen()
+    ws = tmp_path / "ws"
+    ws.mkdir()
     args = {"command": "echo a; echo b >&2"}
-    streamed = [e async for e in host.stream("Bash", args, tool_call_id="c1")]
-    start = {"type": "call", "toolCallId": "c1", "sessionId": "h1", "tool": "Bash", "args": args}
-    assert seen == [start, *streamed]
+    async with ToolHost(ws, tmp_path / "data", "h1", listeners=[seen]) as host:
+        streamed = [e async for e in host.stream("Bash", args, tool_call_id="c1")]
+    start = CallStart(session_id="h1", tool_call_id="c1", tool="Bash", args=args)
+    assert seen.calls == [
+        ("started", "c1", start),
+        *[("event", "c1", e) for e in streamed],
+        ("settle", "c1", None),
+        ("ended", "c1", None),
+    ]
     # What was seen is the call itself: its chunks in seq order, then its result.
     assert [e["seq"] for e in streamed] == list(range(len(streamed)))
     assert [e["type"] for e in streamed] == ["chunk"] * (len(streamed) - 1) + ["result"]
-    live = {s: "".join(e["data"] for e in streamed[:-1] if e["stream"] == s) for s in STREAMS}
+    streams = ("stdout", "stderr")
+    live = {s: "".join(e["data"] for e in streamed[:-1] if e["stream"] == s) for s in streams}
     result = streamed[-1]["result"]
-    assert live == {s: result[s] for s in STREAMS} == {"stdout": "a\n", "stderr": "b\n"}
+    assert live == {s: result[s] for s in streams} == {"stdout": "a\n", "stderr": "b\n"}
 
 
-async def test_observers_get_the_result_when_the_consumer_stops_early(host: ToolHost) -> None:
-    seen: list[dict[str, Any]] = []
-    host.observers.append(seen.append)
+async def test_a_listener_gets_the_result_when_the_consumer_stops_early(host: ToolHost) -> None:
+    seen = Seen()
+    host.listeners.append(seen)
     events = host.stream("Bash", {"command": "echo one; echo two"}, tool_call_id="c2")
     first = await anext(events)
     await events.aclose()
-    assert seen[1] == first
-    assert seen[-1]["type"] == "result"
-    assert [e["seq"] for e in seen[1:]] == list(range(len(seen) - 1))
+    got = [e for kind, _, e in seen.calls if kind == "event"]
+    assert got[0] == first
+    assert got[-1]["type"] == "result"
+    assert [e["seq"] for e in got] == list(range(len(got)))
+    assert seen.calls[-1] == ("ended", "c2", None)
 
 
-async def test_an_observer_that_raises_does_not_break_the_call(
+async def test_a_listener_that_raises_does_not_break_the_call(
     host: ToolHost, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def broken(event: dict[str, Any]) -> None:
-        raise RuntimeError("observer bug")
+    class Broken(CallListener):
+        def call_event(self, call: CallStart, event: dict[str, Any]) -> None:
+            raise RuntimeError("listener bug")
 
-    host.observers.append(broken)
+    host.listeners.append(Broken())
     result = await host.call("Bash", {"command": "echo fine"})
     assert result["stdout"] == "fine\n"
-    assert "observer bug" in caplog.text
+    assert "listener bug" in caplog.text
 
 
 async def test_a_late_subscriber_gets_the_backlog_then_live_events_to_the_result(

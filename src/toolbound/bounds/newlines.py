@@ -14,7 +14,10 @@ for it. Until it is loaded, every span is counted by ``bytes.count``: the
 same answer, only slower.
 
 Finding the n-th newline halves the range with those counts, so it never
-steps through lines in Python.
+steps through lines in Python. A cut that needs both the count of a window
+and, if there are enough, where its n-th newline is (``count_and_find``)
+compares the window once and finds the newline in the flags it left: one
+probe where the line density puts it, then a few ``find`` steps.
 
 Pieces:
     preload         start loading numpy in the background (once)
@@ -22,6 +25,7 @@ Pieces:
     count_newlines  how many ``\\n`` in ``buf[start:end]``
     nth_newline     index of the n-th ``\\n`` of ``buf[start:end]``, or -1
     nth_newline_from_end  index of the n-th ``\\n`` counted back from ``end``, or -1
+    count_and_find  the count of a span and where its n-th ``\\n`` is (from either end)
 """
 
 from __future__ import annotations
@@ -38,6 +42,9 @@ NUMPY_MIN_BYTES = 16 * 1024
 FLAG_SPAN_BYTES = 256 * 1024
 # Below this span, newlines are found one by one with bytes.find (memchr).
 _DIRECT_SCAN_BYTES = 512
+# A probe that lands within this many newlines of the one sought steps there
+# with bytes.find; farther off, the flags are halved instead.
+_PROBE_STEPS = 64
 
 Buffer = bytes | bytearray
 
@@ -92,18 +99,91 @@ def count_newlines(buf: Buffer, start: int = 0, end: int | None = None) -> int:
         # memchr finds "none" at memory speed: one giant line costs no compare pass.
         return 0
     size = stop - start
-    view = np.frombuffer(buf, np.uint8, size, start)
-    flags = getattr(_flags, "buffer", None)
-    if flags is None:
-        flags = _flags.buffer = np.empty(FLAG_SPAN_BYTES, dtype=np.bool_)
     if size <= FLAG_SPAN_BYTES:
-        out = flags[:size]
-        return int(np.count_nonzero(np.equal(view, _NEWLINE, out=out)))
+        return int(np.count_nonzero(_flag(np, buf, start, size)))
+    view = np.frombuffer(buf, np.uint8, size, start)
+    flags = _flag_buffer(np)
     total = 0
     for at in range(0, size, FLAG_SPAN_BYTES):
         part = view[at : at + FLAG_SPAN_BYTES]
         total += int(np.count_nonzero(np.equal(part, _NEWLINE, out=flags[: len(part)])))
     return total
+
+
+def _flag_buffer(np: ModuleType) -> Any:
+    """This thread's reused flag buffer (``FLAG_SPAN_BYTES`` bools)."""
+    flags = getattr(_flags, "buffer", None)
+    if flags is None:
+        flags = _flags.buffer = np.empty(FLAG_SPAN_BYTES, dtype=np.bool_)
+    return flags
+
+
+def _flag(np: ModuleType, buf: Buffer, start: int, size: int) -> Any:
+    """Flags of the newlines in ``buf[start:start + size]`` (at most ``FLAG_SPAN_BYTES``),
+    in this thread's flag buffer: valid until the thread's next count."""
+    view = np.frombuffer(buf, np.uint8, size, start)
+    return np.equal(view, _NEWLINE, out=_flag_buffer(np)[:size])
+
+
+def count_and_find(
+    buf: Buffer, n: int, start: int = 0, end: int | None = None, *, from_end: bool = False
+) -> tuple[int, int]:
+    """The number of ``\\n`` in ``buf[start:end]`` and the index of its ``n``-th one
+    (``n >= 1``; counted back from ``end`` when ``from_end``), -1 if it has fewer."""
+    if n < 1:
+        raise ValueError("n must be at least 1")
+    stop = len(buf) if end is None else min(end, len(buf))
+    size = stop - start
+    np = _np
+    if np is None or not NUMPY_MIN_BYTES <= size <= FLAG_SPAN_BYTES:
+        total = count_newlines(buf, start, stop)
+        if total < n:
+            return total, -1
+        find = nth_newline_from_end if from_end else nth_newline
+        return total, find(buf, n, start, stop)
+    if buf.find(b"\n", start, stop) < 0:
+        return 0, -1
+    flags = _flag(np, buf, start, size)
+    total = int(np.count_nonzero(flags))
+    if total < n:
+        return total, -1
+    # The n-th from the end is the (total - n + 1)-th from the start.
+    return total, start + _nth_flag(np, flags, buf, start, total - n + 1 if from_end else n, total)
+
+
+def _nth_flag(np: ModuleType, flags: Any, buf: Buffer, start: int, n: int, total: int) -> int:
+    """The offset in ``flags`` of its ``n``-th set flag (``1 <= n <= total``), the
+    flags being those of ``buf[start:]``."""
+    size = len(flags)
+    # Probe where the newlines' density puts it, then step, if close, with memchr.
+    probe = size * n // total
+    below = int(np.count_nonzero(flags[:probe]))
+    if below < n <= below + _PROBE_STEPS:
+        at = start + probe - 1
+        for _ in range(n - below):
+            at = buf.find(b"\n", at + 1)
+        return at - start
+    if n <= below < n + _PROBE_STEPS:
+        at = start + probe
+        for _ in range(below - n + 1):
+            at = buf.rfind(b"\n", start, at)
+        return at - start
+    # Far off (uneven lines): halve the flags, counting only them.
+    lo, hi = (0, probe) if below >= n else (probe, size)
+    if below < n:
+        n -= below
+    while hi - lo > _DIRECT_SCAN_BYTES:
+        mid = (lo + hi) // 2
+        half = int(np.count_nonzero(flags[lo:mid]))
+        if half >= n:
+            hi = mid
+        else:
+            n -= half
+            lo = mid
+    at = start + lo - 1
+    for _ in range(n):
+        at = buf.find(b"\n", at + 1, start + hi)
+    return at - start
 
 
 def nth_newline(buf: Buffer, n: int, start: int = 0, end: int | None = None) -> int:

@@ -8,6 +8,9 @@ result can report ``totals`` and ``omitted``. Lines are counted the way the
 markers count them: newline-terminated lines plus a final unterminated one.
 
 Nothing here does I/O; the readers feed bytes in and take a ``Captured`` out.
+Past the capture ceiling a reader reads straight into the capture's own
+memory (``reserve`` then ``commit``): one reused buffer for a head, rotating
+blocks for the tail ring, counted in place, so no byte is copied on the way.
 
 Pieces:
     Captured     the kept bytes plus the stream's totals and what was dropped
@@ -116,22 +119,16 @@ class LineCounter:
 
     def feed(self, data: bytes) -> int:
         """Count ``data``; returns its newlines."""
-        if not data:
-            return 0
-        count = count_newlines(data)
-        self.bytes += len(data)
-        self.newlines += count
-        self.ends_with_newline = data[-1] == _NL
-        return count
+        return self.feed_span(data, 0, len(data))
 
-    def feed_from(self, buf: bytearray, n: int) -> int:
-        """Count ``buf[:n]`` in place (no copy); returns its newlines."""
-        if n <= 0:
+    def feed_span(self, buf: bytes | bytearray, start: int, end: int) -> int:
+        """Count ``buf[start:end]`` in place (no copy); returns its newlines."""
+        if end <= start:
             return 0
-        count = count_newlines(buf, 0, n)
-        self.bytes += n
+        count = count_newlines(buf, start, end)
+        self.bytes += end - start
         self.newlines += count
-        self.ends_with_newline = buf[n - 1] == _NL
+        self.ends_with_newline = buf[end - 1] == _NL
         return count
 
     @property
@@ -165,6 +162,7 @@ class HeadCapture:
         self._kept_newlines = 0
         self._full = False
         self._first_line: int | None = None  # known once its newline came
+        self._buffer: bytearray | None = None  # reads past the ceiling land here
         self.counter = LineCounter()
 
     @property
@@ -189,16 +187,25 @@ class HeadCapture:
             self._full = True
         return taken
 
-    def feed_from(self, buf: bytearray, n: int) -> None:
-        """Feed ``buf[:n]``, a reused read buffer; once full it is only counted, in place."""
+    def reserve(self, size: int) -> memoryview:
+        """Where the next read of at most ``size`` bytes goes: one reused buffer."""
+        if self._buffer is None or len(self._buffer) < size:
+            self._buffer = bytearray(size)
+        return memoryview(self._buffer)[:size]
+
+    def commit(self, n: int) -> None:
+        """Take the ``n`` bytes just read into ``reserve``'s buffer; once full they
+        are only counted, in place."""
+        assert self._buffer is not None, "commit follows reserve"
         if not self._full:
-            self.feed(bytes(memoryview(buf)[:n]))
+            self.feed(bytes(memoryview(self._buffer)[:n]))
             return
         before = self.counter.bytes
-        if self.counter.feed_from(buf, n) and self._first_line is None:
-            self._first_line = before + buf.find(b"\n", 0, n)
+        if self.counter.feed_span(self._buffer, 0, n) and self._first_line is None:
+            self._first_line = before + self._buffer.find(b"\n", 0, n)
 
     def finish(self) -> Captured:
+        self._buffer = None  # reads are over
         counter = self.counter
         first_line = counter.bytes if self._first_line is None else self._first_line
         return Captured(bytes(self._kept), "head", counter.bytes, counter.lines, first_line)
@@ -207,47 +214,110 @@ class HeadCapture:
 class TailCapture:
     """Keeps a stream's last ``max_bytes`` bytes and ``max_lines`` lines (a ring).
 
-    The ring holds the chunks as they came (no copying while a stream runs)
-    and drops a chunk from its front once the rest still covers ``max_bytes``.
-    Both cuts keep a suffix, so cutting by bytes first and by lines at the
-    end is exact.
+    The ring holds the chunks fed as they came and the blocks that reads went
+    straight into (``reserve``/``commit``: a block is filled by successive
+    reads, then the next one starts), and drops an entry from its front once
+    the rest still covers ``max_bytes``; a dropped block is reused. So nothing
+    is copied while a stream runs, and the ring holds at most ``max_bytes``
+    plus two entries. Both cuts keep a suffix, so cutting by bytes first and by
+    lines at the end is exact.
     """
 
     def __init__(self, *, max_bytes: int, max_lines: int) -> None:
         self._max_bytes = max_bytes
         self._max_lines = max_lines
-        self._ring: collections.deque[bytes] = collections.deque()
-        self._held = 0
+        self._ring: collections.deque[bytes | bytearray] = collections.deque()
+        self._held = 0  # bytes in the ring and in the block being filled
+        # The block reads go into, how much of it is filled, and dropped blocks.
+        self._block: bytearray | None = None
+        self._filled = 0
+        self._spare: list[bytearray] = []
         # Stream offsets of the last newline and of the one before it (-1: none).
         self._last_newline = self._newline_before = -1
         self.counter = LineCounter()
 
     def feed(self, data: bytes) -> None:
-        before = self.counter.bytes
-        count = self.counter.feed(data)
         if not data:
             return
+        self._close_block()
+        self._count(data, 0, len(data))
+        self._ring.append(data)
+        self._held += len(data)
+        self._drop_covered()
+
+    def reserve(self, size: int) -> memoryview:
+        """Where the next read goes: the free end of the block being filled (a new
+        block of ``size`` bytes once it is full)."""
+        block = self._block
+        if block is None or self._filled == len(block):
+            self._close_block()
+            block = self._spare.pop() if self._spare else bytearray(size)
+            self._block, self._filled = block, 0
+        return memoryview(block)[self._filled :]
+
+    def commit(self, n: int) -> None:
+        """Take the ``n`` bytes just read into ``reserve``'s view, counted in place."""
+        if n <= 0:
+            return
+        assert self._block is not None, "commit follows reserve"
+        self._count(self._block, self._filled, self._filled + n)
+        self._filled += n
+        self._held += n
+        self._drop_covered()
+
+    def _count(self, buf: bytes | bytearray, start: int, end: int) -> None:
+        before = self.counter.bytes - start
+        count = self.counter.feed_span(buf, start, end)
         if count:
-            at = data.rfind(b"\n")
+            at = buf.rfind(b"\n", start, end)
             if count > 1:
-                self._newline_before = before + data.rfind(b"\n", 0, at)
+                self._newline_before = before + buf.rfind(b"\n", start, at)
             else:
                 self._newline_before = self._last_newline
             self._last_newline = before + at
-        self._ring.append(data)
-        self._held += len(data)
-        while self._held - len(self._ring[0]) >= self._max_bytes:
-            self._held -= len(self._ring.popleft())
 
-    def feed_from(self, buf: bytearray, n: int) -> None:
-        """Feed ``buf[:n]``, a reused read buffer (the ring keeps a copy)."""
-        self.feed(bytes(memoryview(buf)[:n]))
+    def _close_block(self) -> None:
+        """Move the block being filled into the ring (its filled part)."""
+        block, self._block = self._block, None
+        if block is None or not self._filled:
+            if block is not None:
+                self._spare.append(block)
+            return
+        # A block cut short by a chunk fed between reads is copied, once.
+        self._ring.append(
+            block if self._filled == len(block) else bytes(memoryview(block)[: self._filled])
+        )
+        if self._filled < len(block):
+            self._spare.append(block)
+
+    def _drop_covered(self) -> None:
+        ring = self._ring
+        while ring and self._held - len(ring[0]) >= self._max_bytes:
+            dropped = ring.popleft()
+            self._held -= len(dropped)
+            if isinstance(dropped, bytearray):
+                self._spare.append(dropped)
 
     def finish(self) -> Captured:
-        data = b"".join(self._ring)[-self._max_bytes :]
+        data = self._last_bytes()
         data = data[_last_lines_start(data, self._max_lines) :]
+        # Reads are over: blocks no longer in the ring are not kept for them.
+        self._spare.clear()
         counter = self.counter
         return Captured(data, "tail", counter.bytes, counter.lines, self._last_line_bytes())
+
+    def _last_bytes(self) -> bytes:
+        """The ring's last ``max_bytes``, joined once from the entries they span."""
+        parts: list[bytes | bytearray | memoryview] = list(self._ring)
+        if self._block is not None and self._filled:
+            parts.append(memoryview(self._block)[: self._filled])
+        need, first = self._max_bytes, len(parts)
+        while first and need > 0:
+            first -= 1
+            need -= len(parts[first])
+        if need < 0:
+            parts[first] = memoryview(parts[first])[-need:]
+        return b"".join(parts[first:])
 
     def _last_line_bytes(self) -> int:
         """The stream's last line, whole; a final newline ends it and is not counted."""

@@ -5,7 +5,8 @@ issue's measurement on 2 GiB put that at about 1.5 GB/s against 1.2 GB/s for
 selectors and 0.9 or 0.7 GB/s for asyncio protocols or streams
 (``bench/bash.py`` measures the whole tool). Reads are one chunk (64 KB) while
 live chunks flow; past the capture ceiling the pipe grows to 1 MiB and reads
-fill one reused 1 MiB buffer that is counted in place.
+go straight into the capture's memory (stdout: one reused buffer; stderr: the
+blocks of its tail ring), where they are counted in place.
 
 The pipe is non-blocking; when it is empty the reader ``poll``s it together
 with a stop descriptor, with a timeout that is the next coalescing deadline.
@@ -50,7 +51,7 @@ from toolbound.results import Stream
 
 # While live chunks flow, a read is at most one chunk. Once the stream is past
 # its capture ceiling only counting is left: the pipe grows to DRAIN_PIPE_BYTES
-# (Linux's default pipe-max-size) and reads fill one reused buffer. A reader
+# (Linux's default pipe-max-size) and reads fill the capture's buffers. A reader
 # faster than its writer would otherwise wake for every write (8 KB from
 # coreutils, 131072 wake-ups per GiB) and count tiny spans; after a read that
 # found the pipe less than half full it naps DRAIN_NAP_S instead and lets the
@@ -108,6 +109,9 @@ class Workers:
                 # A submitter took this worker just now: its job is on the way.
                 job = inbox.get()
             job()
+            # An idle worker must not keep its last reader (and that reader's
+            # capture buffers, about 1 MB) alive until the next job comes.
+            del job
             with self._lock:
                 self._idle.append(inbox)
 
@@ -241,18 +245,18 @@ class StreamReader:
         self._count_rest(poller)
 
     def _count_rest(self, poller: select.poll) -> None:
-        """Past the ceiling: big reads into one reused buffer, each fed in place."""
+        """Past the ceiling: big reads straight into the capture's memory, counted there."""
         with contextlib.suppress(OSError):
             # A bigger pipe means fewer reads and fewer writer wake-ups; a
             # refusal (the per-user pipe quota) leaves it as it was.
             fcntl.fcntl(self._fd, fcntl.F_SETPIPE_SZ, DRAIN_PIPE_BYTES)
-        buf = bytearray(DRAIN_READ_BYTES)
-        feed = self._capture.feed_from
+        reserve, commit = self._capture.reserve, self._capture.commit
         stop_only = select.poll()
         stop_only.register(self._stop_fd, select.POLLIN)
         while True:
+            target = reserve(DRAIN_READ_BYTES)
             try:
-                n = os.readv(self._fd, [buf])
+                n = os.readv(self._fd, [target])
             except BlockingIOError:
                 if not self._wait(poller):
                     return
@@ -260,8 +264,9 @@ class StreamReader:
             if not n:
                 self.reached_eof = True
                 return
-            feed(buf, n)
-            if n < DRAIN_READ_BYTES // 2:
+            commit(n)
+            # A read that found the pipe less than half as full as the room offered.
+            if n < len(target) // 2:
                 time.sleep(DRAIN_NAP_S)
                 if stop_only.poll(0):
                     return

@@ -92,6 +92,13 @@ SETUP_TIMEOUT_S = 30.0
 # waits out that exec, so bash's own reaping never takes the shell's status
 # (blocking first: a spin alone measured 30.7 ms against 21.6 ms per call on a
 # loaded machine). `trap -` undoes the SIGINT/SIGQUIT ignoring of `&` jobs.
+# Why bash, at 1-2 ms of CPU per call with `sleep` (measured against a
+# throwaway C keeper, which saved 1.6-1.9 ms of CPU but only 1.5 ms of the
+# elapsed time at load 9-10): bwrap's own PID 1 and --json-status-fd report a
+# signal as 128+n too (0.8 to 0.11); dash, a third of bash's start-up, reaps
+# nothing it does not wait for, but knows only fds 0-9 by number (the pipes
+# come above 2, where bwrap's monitor closes its copies, so often above 9) and
+# cannot undo the `&` ignoring (`env --default-signal` would cost an exec).
 KEEPER = (
     'out=$2 err=$3 gr=$4 gw=$5; { trap - INT QUIT; exec {gw}>&-; read -r -u "$gr" _; '
     "exec {gr}<&-; until read -r c </proc/1/comm && [[ $c == sleep ]]; do :; done; "

@@ -2,9 +2,11 @@
 
 Glob lists files (``rg --files``), Grep lists files with a match
 (``rg --files-with-matches``, which stops reading a file at its first match).
-Either way rg walks in parallel and prints paths in no particular order; each
-one is stat'ed as it arrives and offered to a bounded heap, so a tree of a
-million files costs the memory of ``capacity`` paths.
+Either way rg walks in parallel and prints paths in no particular order; they
+are stat'ed a read at a time as they arrive (a large read on two threads, the
+stat being the walk's main cost in Python) and offered to a bounded heap, so a
+tree of a million files costs the memory of ``capacity`` paths. rg's pipe is
+widened to 1 MB (search/rg.py) so its walk does not wait for the stats.
 
 Grep skips binary files: one on the extension list is dropped as it arrives
 (no I/O); the content sniff (first 4 KB) runs afterwards on the kept files
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
@@ -53,6 +56,9 @@ class Found:
 
 
 Sniff = Literal["none", "extension", "content"]
+
+# A batch this long is stat'ed on two threads (a 64 KB read holds ~2,500 paths).
+_SPLIT_BATCH_PATHS = 512
 
 
 def _binary_extension(printed: bytes) -> bool:
@@ -83,18 +89,12 @@ async def newest_files(
     hold = selection.holds_dot_files
     test = selection.printed_test()
 
-    def offer(batch: list[bytes], cwd_fd: int | None) -> None:
-        # The per-file loop of every walk: locals only, no call it can spare.
-        # A stat relative to the held folder descriptor resolves only the
-        # file's own components: about 20% less per stat than the absolute
-        # path on the 100k-file bench tree.
-        would_keep, add, stat = heap.would_keep, heap.add, os.stat
-        prefix = b"" if cwd_fd is not None else cwd + b"/"
-        for printed in batch:
-            try:
-                mtime = stat(prefix + printed, dir_fd=cwd_fd).st_mtime_ns
-            except OSError:
-                continue  # gone since rg listed it
+    def offer(batch: list[bytes], stats: _Stats) -> None:
+        # The per-file work of every walk, done a batch at a time: one stat
+        # each (in a comprehension), then only the files that can still rank
+        # are looked at one by one.
+        would_keep, add = heap.would_keep, heap.add
+        for mtime, printed in heap.contenders(*stats.mtimes(batch)):
             if not would_keep(mtime, printed):
                 continue
             if sniff != "none" and _binary_extension(printed):
@@ -106,20 +106,20 @@ async def newest_files(
             add(mtime, printed)
 
     def consume(stream: IO[bytes]) -> None:
-        with _Folder(cwd) as cwd_fd:
+        with _Stats(cwd) as stats:
             for batch in split_nul(stream):
                 if test is not None:
                     batch = [p for p in batch if test(p)]
-                if hold and any(b"/." in p for p in batch):
+                if hold and b"/." in b"\0".join(batch):
                     held.extend(p for p in batch if is_dot_file(p))
                     batch = [p for p in batch if not is_dot_file(p)]
-                offer(batch, cwd_fd)
+                offer(batch, stats)
 
     def confirm(stream: IO[bytes]) -> None:
         waiting = set(held)
-        with _Folder(cwd) as cwd_fd:
+        with _Stats(cwd) as stats:
             for batch in split_nul(stream):
-                offer([p for p in batch if p in waiting], cwd_fd)
+                offer([p for p in batch if p in waiting], stats)
 
     outcome = await run_rg(
         [*args, *selection.rg_args(), "--null", "--", scope.target],
@@ -148,22 +148,69 @@ async def newest_files(
     return Found(heap.ranked(), outcome, overflowed=heap.overflowed)
 
 
-class _Folder:
-    """An open descriptor of the searched folder (None if it cannot be opened)."""
+def _mtimes(batch: list[bytes], cwd: bytes, cwd_fd: int | None) -> tuple[list[int], list[bytes]]:
+    """The mtimes of a batch of printed paths, and the paths (those still there).
 
-    def __init__(self, path: bytes) -> None:
-        self.path = path
-
-    def __enter__(self) -> int | None:
+    A stat relative to the held folder descriptor resolves only the file's own
+    components: about 20% less per stat than the absolute path on the
+    100k-file bench tree.
+    """
+    prefix = b"" if cwd_fd is not None else cwd + b"/"
+    stat = os.stat
+    try:
+        return [stat(prefix + p, dir_fd=cwd_fd).st_mtime_ns for p in batch], batch
+    except OSError:
+        pass  # a file is gone since rg listed it: this batch goes one by one
+    mtimes: list[int] = []
+    kept: list[bytes] = []
+    for printed in batch:
         try:
-            self.fd: int | None = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
+            mtimes.append(stat(prefix + printed, dir_fd=cwd_fd).st_mtime_ns)
+        except OSError:
+            continue
+        kept.append(printed)
+    return mtimes, kept
+
+
+class _Stats:
+    """The mtimes of printed paths, stat'ed relative to an open descriptor of the folder.
+
+    A large batch is split in two: the reading thread stats one half while a
+    helper thread stats the other (``os.stat`` lets go of the GIL in the
+    system call). On the 100k-file bench tree the stats of ``**/*`` took
+    300 ms after rg had finished its walk on one thread. The descriptor is
+    None (absolute paths) if the folder cannot be opened.
+    """
+
+    def __init__(self, cwd: bytes) -> None:
+        self.cwd = cwd
+        self.fd: int | None = None
+        self._helper: ThreadPoolExecutor | None = None
+
+    def __enter__(self) -> _Stats:
+        try:
+            self.fd = os.open(self.cwd, os.O_RDONLY | os.O_DIRECTORY)
         except OSError:
             self.fd = None  # stat by absolute path instead
-        return self.fd
+        return self
 
     def __exit__(self, *exc: object) -> None:
+        if self._helper is not None:
+            self._helper.shutdown()
         if self.fd is not None:
             os.close(self.fd)
+
+    def mtimes(self, batch: list[bytes]) -> tuple[list[int], list[bytes]]:
+        """The batch's mtimes and paths, without the files gone since rg listed them."""
+        if len(batch) < _SPLIT_BATCH_PATHS:
+            return _mtimes(batch, self.cwd, self.fd)
+        if self._helper is None:
+            self._helper = ThreadPoolExecutor(1, thread_name_prefix="toolbound-stat")
+        half = len(batch) // 2
+        other = self._helper.submit(_mtimes, batch[half:], self.cwd, self.fd)
+        mtimes, kept = _mtimes(batch[:half], self.cwd, self.fd)
+        more_mtimes, more_kept = other.result()
+        return mtimes + more_mtimes, kept + more_kept
 
 
 class TextFiles:

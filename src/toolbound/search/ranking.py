@@ -67,6 +67,21 @@ class NewestFiles:
         self.overflowed |= not keep
         return keep
 
+    def contenders(self, mtimes: list[int], paths: list[bytes]) -> list[tuple[int, bytes]]:
+        """The files of a batch that may still enter the heap, in batch order.
+
+        One comprehension instead of a ``would_keep`` call per file: once the
+        heap is full, a file older than the worst kept one cannot enter. Ties
+        with it pass, for ``would_keep`` to settle by path.
+        """
+        pairs = zip(mtimes, paths, strict=True)
+        if len(self._heap) < self.capacity:
+            return list(pairs)
+        floor = self._heap[0].mtime_ns
+        out = [(m, p) for m, p in pairs if m >= floor]
+        self.overflowed |= len(out) < len(paths)
+        return out
+
     def add(self, mtime_ns: int, path: bytes) -> None:
         """Add a file ``would_keep`` accepted."""
         item = _Ranked(mtime_ns, path)

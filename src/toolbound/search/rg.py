@@ -21,6 +21,8 @@ Pieces:
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import os
 import subprocess
 import sys
@@ -45,6 +47,8 @@ _PATH_ERROR_PREFIX = "rg: ."
 _IO_ERROR_MARK = "(os error "
 # How much of rg's stderr is kept to quote in an error message.
 _STDERR_KEEP_CHARS = 4096
+# The size asked for rg's stdout pipe (Linux's default maximum for it).
+_PIPE_BYTES = 1024 * 1024
 
 
 @cache
@@ -131,13 +135,31 @@ class _StderrTally:
 
 
 def _spawn(args: Sequence[str | bytes], cwd: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         [str(rg_binary()), *args],
         cwd=cwd,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+    assert proc.stdout is not None
+    _widen_pipe(proc.stdout.fileno())
+    return proc
+
+
+def _widen_pipe(fd: int) -> None:
+    """Let rg write ahead of its reader: a 1 MB pipe instead of Linux's 64 KB.
+
+    rg's walker threads share one stdout; when the pipe is full they all wait
+    for the reader, which stats each file it reads. With room for 40,000
+    paths, rg walks on while the stats catch up. Best effort: the size is
+    capped by /proc/sys/fs/pipe-max-size, and the call is Linux's.
+    """
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if set_size is None:
+        return
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, set_size, _PIPE_BYTES)
 
 
 def _reap(proc: subprocess.Popen[bytes], grace_s: float) -> None:

@@ -1,4 +1,4 @@
-"""The session store: transcript, compaction checkpoints and tool calls in SQLite.
+"""The session store: transcript, compaction checkpoints and tool calls, in SQLite or PostgreSQL.
 
 Pieces:
     tokens      estimate_tokens (the default estimator), message_tokens
@@ -6,25 +6,25 @@ Pieces:
     checkpoint  which user messages a checkpoint retains (pure)
     schema      ordered, named migrations, in the SQLite and PostgreSQL dialects
     db          opening the SQLite database (WAL, foreign keys, busy timeout)
+    errors      StoreUnavailable: the one error of a store that cannot be used
     backend     where a store lives: the SQLite backend, store locations, the dialect seam
     postgres    the PostgreSQL backend (imported only for a postgresql:// store)
-    sessions    SessionStore, Session, CheckpointRecord, SessionInfo, PruneReport
+    context     CheckpointRecord: writing checkpoints, reading the context
+    transcript  Session, SessionError: appending checked messages, reading them back
+    sessions    SessionStore, SessionInfo, PruneReport: the store and session lifecycle
     recorder    CallRecorder: the host's tool calls and events, off the event loop
+    replay      reading the recorded calls and events back
 """
 
-from toolbound.store.backend import StoreUnavailable, driver_errors, is_url, store_location
+from toolbound.store.backend import driver_errors, is_url, store_location
+from toolbound.store.context import CheckpointRecord
+from toolbound.store.errors import StoreUnavailable
 from toolbound.store.messages import TranscriptError
 from toolbound.store.recorder import CallHandle, CallRecorder
 from toolbound.store.schema import SchemaError
-from toolbound.store.sessions import (
-    CheckpointRecord,
-    PruneReport,
-    Session,
-    SessionError,
-    SessionInfo,
-    SessionStore,
-)
+from toolbound.store.sessions import PruneReport, SessionInfo, SessionStore
 from toolbound.store.tokens import Estimator, estimate_tokens, message_tokens
+from toolbound.store.transcript import Session, SessionError
 
 __all__ = [
     "CallHandle",

@@ -10,7 +10,7 @@ with the COMMIT; an SQLite store has no other machine to tell).
 Pieces:
     Cursor, Conn       the DB-API subset the store uses, met by sqlite3 and the
                        PostgreSQL adapter alike
-    StoreUnavailable   the database cannot be reached or opened (an OSError)
+    StoreUnavailable   the database cannot be reached, opened or migrated (store.errors)
     Conflict           what an integrity error meant: "ended", "taken" or None
     Backend            one store location: connect(), its dialect, describe()
     SqliteBackend      ``<data_dir>/toolbound.db``
@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from toolbound.store.db import DB_NAME, connect
+from toolbound.store.errors import StoreUnavailable
 
 Conflict = Literal["ended", "taken"] | None
 
@@ -61,10 +62,6 @@ class Conn(Protocol):
     def in_transaction(self) -> bool: ...
 
     def close(self) -> None: ...
-
-
-class StoreUnavailable(OSError):
-    """The store's database cannot be reached or opened; the message names it."""
 
 
 class Backend(Protocol):
@@ -117,7 +114,14 @@ class SqliteBackend:
         self.busy_timeout_s = busy_timeout_s
 
     def connect(self) -> Conn:
-        conn: Conn = connect(self.path, busy_timeout_s=self.busy_timeout_s)
+        """The data dir created (0700) if missing, the database opened and migrated."""
+        try:
+            self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            conn: Conn = connect(self.path, busy_timeout_s=self.busy_timeout_s)
+        except StoreUnavailable:
+            raise
+        except (sqlite3.Error, OSError) as err:
+            raise StoreUnavailable(f"cannot open the store {self.path}: {err}") from err
         return conn
 
     def begin_session_write(self, conn: Conn, session_id: str) -> None:

@@ -24,6 +24,7 @@ Pieces:
     retained_part      what of a user message a checkpoint keeps: its text blocks
     text_of            the text a message shows, its text blocks joined
     to_openai          Anthropic-shaped messages -> Chat Completions messages
+    dumps              a message (or any stored value) as the compact JSON of its row
 """
 
 from __future__ import annotations
@@ -348,3 +349,11 @@ def to_openai(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ``cache_control`` or ``citations`` are Anthropic-only and dropped.
     """
     return [out for message in messages for out in _to_openai_one(message)]
+
+
+# One encoder for every row: json.dumps would build a new one per call for these options.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def dumps(value: object) -> str:
+    return _ENCODER.encode(value)

@@ -30,7 +30,8 @@ from psycopg import errors as pg_errors
 from psycopg import pq, sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from toolbound.store.backend import Conflict, Conn, Cursor, StoreUnavailable
+from toolbound.store.backend import Conflict, Conn, Cursor
+from toolbound.store.errors import StoreUnavailable
 from toolbound.store.recorder import CHANNEL
 from toolbound.store.schema import migrate
 

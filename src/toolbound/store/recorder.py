@@ -19,10 +19,13 @@ into ``tool_call_drops``. What is stored keeps its ``seq``. On PostgreSQL,
 each committed batch NOTIFYs the calls it wrote, so a web view of another
 host follows them live.
 
+The recorder is a host's call listener (``toolbound.listeners``): a call's
+start, each of its events and its settle go to the call's handle.
+
 Pieces:
     CallHandle    one call being recorded: event(), settled()
     StreamBudget  one stream's stored bytes and lines against the capture ceiling
-    CallRecorder  the queue and its writer thread: start(), close()
+    CallRecorder  the queue and its writer thread: start(), close(); the listener
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolbound.limits import DEFAULT_LIMITS, Limits
+from toolbound.listeners import CallListener, CallStart
 from toolbound.store.backend import Backend, Conn
 
 log = logging.getLogger(__name__)
@@ -106,7 +110,7 @@ class StreamBudget:
         return False
 
 
-class CallRecorder:
+class CallRecorder(CallListener):
     """Writes one session's tool calls and events from a background thread."""
 
     def __init__(
@@ -120,6 +124,8 @@ class CallRecorder:
         self._queue: queue.SimpleQueue[_Op] = queue.SimpleQueue()
         self._closed = False
         self._degraded = False
+        # The calls being recorded as a listener, by tool call id.
+        self._handles: dict[str, CallHandle] = {}
         self._thread = threading.Thread(target=self._run, name="toolbound-recorder", daemon=True)
         self._thread.start()
 
@@ -128,6 +134,24 @@ class CallRecorder:
         handle = CallHandle(self, tool_call_id)
         self._put(("call", handle, tool, _args_json(args), time.time()))
         return handle
+
+    def call_started(self, call: CallStart) -> None:
+        if call.session_id == self.session_id:
+            self._handles[call.tool_call_id] = self.start(call.tool_call_id, call.tool, call.args)
+
+    def call_event(self, call: CallStart, event: dict[str, Any]) -> None:
+        handle = self._handles.get(call.tool_call_id)
+        if handle is not None:
+            handle.event(event)
+
+    async def settle(self, call: CallStart) -> None:
+        """Recorded before it is handed out, so a finished call replays at once."""
+        handle = self._handles.get(call.tool_call_id)
+        if handle is not None:
+            await handle.settled()
+
+    def call_ended(self, call: CallStart, failure: BaseException | None) -> None:
+        self._handles.pop(call.tool_call_id, None)
 
     def close(self) -> None:
         """Write everything queued, then stop the thread (blocking: call it in a thread)."""

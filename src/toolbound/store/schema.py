@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from toolbound.store.errors import StoreUnavailable
+
 if TYPE_CHECKING:
     from toolbound.store.backend import Conn
 
@@ -299,8 +301,8 @@ MIGRATIONS: tuple[Migration, ...] = (
 )
 
 
-class SchemaError(RuntimeError):
-    """The database's applied migrations do not match this code's."""
+class SchemaError(StoreUnavailable):
+    """The database's applied migrations do not match this code's (the store is unusable)."""
 
 
 _BEGIN: dict[Dialect, tuple[str, ...]] = {

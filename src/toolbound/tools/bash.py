@@ -46,6 +46,7 @@ from toolbound.bounds import Cut, truncate_to
 from toolbound.exec import sandbox
 from toolbound.exec.capture import Captured, HeadCapture, capture_for, is_utf8
 from toolbound.exec.reader import StopSignal, StreamReader
+from toolbound.exec.shield import run_unstoppable
 from toolbound.exec.tree import Tree
 from toolbound.limits import Budget, Keep, Limits
 from toolbound.results import (
@@ -80,7 +81,7 @@ class _Readers:
     stop: StopSignal
 
     def join(self, timeout_s: float) -> None:
-        """Block until both readers ended, bounded (only when the loop cannot wait)."""
+        """Block until both readers ended, bounded (in a worker thread)."""
         self.stdout.join(timeout_s)
         self.stderr.join(timeout_s)
 
@@ -119,11 +120,9 @@ async def run(args: BashArgs, ctx: ToolContext) -> BashResult:
         finished = True
     finally:
         if not finished:
-            # Cancelled or failed mid-way: the tree still goes (blocking, bounded)
-            # before the cancellation goes on, and the readers are released.
-            shell.stop(grace_s=limits.kill_grace_s, poll_s=_STOP_POLL_S)
-            readers.abandon()
-            readers.join(limits.kill_grace_s)
+            # Cancelled or failed mid-way: the tree still goes and the readers
+            # are released before the cancellation goes on.
+            await _abandon(shell, readers, limits=limits)
         readers.close()
     out_held, err_held = readers.stdout.captured(), readers.stderr.captured()
     out = await shape_stream(out_held, limits.shell_stdout, "stdout", ctx.scratch, limits=limits)
@@ -257,7 +256,24 @@ async def _stop(
     # plain `true` does not pay for a thread hop.
     if ending is Ending.EXITED and not shell.lingering():
         return set()
-    return await asyncio.to_thread(shell.stop, grace_s=limits.kill_grace_s, poll_s=_STOP_POLL_S)
+    return await _stop_tree(shell, limits=limits)
+
+
+async def _stop_tree(shell: Tree, *, limits: Limits) -> set[int]:
+    """SIGTERM, grace, SIGKILL, reap: in a worker thread, waited out even if cancelled."""
+    return await run_unstoppable(
+        lambda: shell.stop(grace_s=limits.kill_grace_s, poll_s=_STOP_POLL_S)
+    )
+
+
+async def _abandon(shell: Tree, readers: _Readers, *, limits: Limits) -> None:
+    """A call that did not finish: stop its tree, then release both readers (bounded),
+    off the event loop and waited out through any cancellation."""
+    try:
+        await _stop_tree(shell, limits=limits)
+    finally:
+        readers.abandon()
+        await run_unstoppable(lambda: readers.join(limits.kill_grace_s))
 
 
 async def _close_streams(readers: _Readers, *, limits: Limits) -> None:

@@ -34,7 +34,7 @@ session store records them like any call, and the call lists leave them out.
 Pieces:
     WebView      hub + store + reader + token -> the routes
     Reader       how the viewer runs Read for a session
-    host_reader  the default Reader: a short-lived host of the session
+    host_reader  the default Reader: the Read tool in the session's roots
     build_app    a Starlette app of just the web view (the MCP server mounts routes())
     new_token, cookie_name, page_url   the token, its cookie's name, the URL to print
 """
@@ -72,10 +72,6 @@ from toolbound.web.source import CallSource, merged_records
 
 Reader = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 Endpoint = Callable[[Request], Awaitable[Response]]
-
-# The viewer's own Read calls carry this id prefix; the session store records
-# them like any call, and the call lists leave them out.
-VIEWER_CALL_PREFIX = "web_"
 
 # An idle event stream sends a comment this often, so proxies and the
 # browser keep it open and a vanished client is noticed.
@@ -118,27 +114,31 @@ def host_reader(
     allow_external: Iterable[Path] = (),
     limits: Limits = DEFAULT_LIMITS,
 ) -> Reader:
-    """Read with a host of the session's own, opened for the one call.
+    """Read with the Read tool's function, in the roots of the session's host.
 
     The Read tool's roots apply: the session's scratch dir (its spill files),
-    the workspace, the approved folders. The host is not the session's live
-    one, so the viewer's reads are neither observed nor recorded as the
-    agent's tool calls (several hosts may serve one session at once).
+    the workspace, the approved folders. No host runs it, so the viewer's
+    reads are neither listened to nor recorded as the agent's tool calls.
     """
+    from toolbound.host import run_tool
+    from toolbound.paths import Roots, default_data_dir
+    from toolbound.scratch import Scratch
+    from toolbound.tools import ToolContext
+
+    data = (data_dir if data_dir is not None else default_data_dir()).absolute()
     external = tuple(allow_external)
 
     async def read(session_id: str, args: dict[str, Any]) -> dict[str, Any]:
-        from toolbound.host import ToolHost
-
-        async with ToolHost(
-            workspace=workspace,
-            data_dir=data_dir,
-            session_id=session_id,
-            allow_external=external,
+        scratch = Scratch(data, session_id)
+        ctx = ToolContext(
             limits=limits,
-        ) as host:
-            call_id = f"{VIEWER_CALL_PREFIX}{uuid.uuid4().hex[:16]}"
-            return await host.call("Read", args, tool_call_id=call_id)
+            roots=Roots.create(workspace, scratch.dir, external),
+            scratch=scratch,
+            tool_call_id=f"web_{uuid.uuid4().hex[:16]}",
+            emit=lambda _stream, _data: None,
+            abort=asyncio.Event(),
+        )
+        return (await run_tool("Read", args, ctx)).to_wire()
 
     return read
 
@@ -271,7 +271,7 @@ class WebView:
 
     async def calls(self, request: Request) -> Response:
         records = await self._records(request.path_params["sid"])
-        rows = [summary(r) for r in records if not r.tool_call_id.startswith(VIEWER_CALL_PREFIX)]
+        rows = [summary(r) for r in records]
         return JSONResponse({"calls": rows})
 
     async def call(self, request: Request) -> Response:

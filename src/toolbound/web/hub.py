@@ -1,11 +1,14 @@
 """The event hub: every tool call of the attached hosts, live, for the page.
 
-A ``Hub`` is an observer of one or more ``ToolHost``s (``attach``). It keeps
-each call's record and its events in ``seq`` order, and hands them to any
-number of subscribers: a subscriber first gets the events it has not seen
-(``after`` a seq), then each new one as the host relays it, and its feed ends
-with the call's result. Everything runs on the event loop that runs the
-hosts' calls; nothing here blocks.
+A ``Hub`` is a call listener (``toolbound.listeners``) of one or more
+``ToolHost``s (``attach``, or ``ToolHost(listeners=[hub])``). It keeps each
+call's record and its events in ``seq`` order, and hands them to any number
+of subscribers: a subscriber first gets the events it has not seen (``after``
+a seq), then each new one as the host emits it, and its feed ends with the
+call's result, or with ``{"type": "failed", "toolCallId", "seq", "message"}``
+when the tool crashed. Events emitted on other threads are handed to the
+event loop that runs the hosts' calls, in seq order; everything here runs on
+that loop and nothing blocks.
 
 Memory stays bounded: a running call holds its events (the host's capture
 ceiling bounds them); a finished call keeps them until ``retain_bytes`` of
@@ -13,7 +16,7 @@ finished events are held, oldest dropped first, after which its replay comes
 from the store. Only the newest ``retain_calls`` records are kept.
 
 Pieces:
-    Hub        attach/detach hosts, observe events, records, subscribe
+    Hub        attach/detach hosts, the listener, records, subscribe
     event_size the bytes an event holds, for the retention budget
 """
 
@@ -21,16 +24,16 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import functools
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from toolbound.listeners import CallListener, CallStart
 from toolbound.web.calls import CallRecord
 
 if TYPE_CHECKING:
-    from toolbound.host import CallObserver, ToolHost
+    from toolbound.host import ToolHost
 
 CallKey = tuple[str, str]
 
@@ -60,7 +63,7 @@ class _Call:
         return self.record.result is not None or self.record.failed is not None
 
 
-class Hub:
+class Hub(CallListener):
     """Sees every call of the attached hosts and feeds them to subscribers."""
 
     def __init__(
@@ -74,7 +77,8 @@ class Hub:
         # Calls by (session id, tool call id): a call id is unique within its session.
         self._calls: dict[CallKey, _Call] = {}
         self._hosts: dict[str, ToolHost] = {}
-        self._observers: dict[int, CallObserver] = {}
+        # The loop the hosts' calls run on (their start tells it).
+        self._loop: asyncio.AbstractEventLoop | None = None
         # Finished calls, oldest first; those whose events are still held.
         self._finished: collections.deque[CallKey] = collections.deque()
         self._held: collections.deque[CallKey] = collections.deque()
@@ -83,19 +87,15 @@ class Hub:
     # --- hosts ----------------------------------------------------------------
 
     def attach(self, host: ToolHost) -> None:
-        """Observe every call ``host`` runs from now on."""
-        if id(host) in self._observers:
-            return
-        observer = functools.partial(self.observe, host.session_id)
-        self._observers[id(host)] = observer
-        host.observers.append(observer)
+        """Listen to every call ``host`` starts from now on."""
+        if self not in host.listeners:
+            host.listeners.append(self)
         self._hosts[host.session_id] = host
 
     def detach(self, host: ToolHost) -> None:
-        """Stop observing ``host``; its calls' records stay."""
-        observer = self._observers.pop(id(host), None)
-        if observer is not None and observer in host.observers:
-            host.observers.remove(observer)
+        """Stop listening to the calls ``host`` starts; its calls' records stay."""
+        if self in host.listeners:
+            host.listeners.remove(self)
         if self._hosts.get(host.session_id) is host:
             del self._hosts[host.session_id]
 
@@ -108,21 +108,39 @@ class Hub:
 
     # --- events ---------------------------------------------------------------
 
-    def observe(self, session_id: str, event: dict[str, Any]) -> None:
-        """The observer of a host serving ``session_id``: a call started, or an event."""
-        kind = event["type"]
-        if kind == "call":
-            self._start(event)
-            return
-        call = self._calls.get((session_id, event["toolCallId"]))
+    def call_started(self, call: CallStart) -> None:
+        self._loop = asyncio.get_running_loop()
+        record = CallRecord(
+            tool_call_id=call.tool_call_id,
+            session_id=call.session_id,
+            tool=call.tool,
+            args=call.args,
+            started_at=time.time(),
+        )
+        self._calls[(record.session_id, record.tool_call_id)] = _Call(record)
+
+    def call_event(self, call: CallStart, event: dict[str, Any]) -> None:
+        # Always through the loop, even from the loop: calls made from threads
+        # and from the loop then keep the one order they were made in.
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._take, call, event)
+
+    def call_ended(self, call: CallStart, failure: BaseException | None) -> None:
+        if failure is not None:
+            event = {"type": "failed", "toolCallId": call.tool_call_id, "message": repr(failure)}
+            self.call_event(call, event)
+
+    def _take(self, call_start: CallStart, event: dict[str, Any]) -> None:
+        """One event of a call, on the loop, in seq order."""
+        call = self._calls.get((call_start.session_id, call_start.tool_call_id))
         if call is None or call.finished:
             return
-        if kind == "failed":
+        if event["type"] == "failed":
             event = {**event, "seq": call.record.last_seq + 1}
             call.record = replace(
                 call.record, failed=event["message"], ended_at=time.time(), last_seq=event["seq"]
             )
-        elif kind == "result":
+        elif event["type"] == "result":
             call.record = replace(
                 call.record, result=event["result"], ended_at=time.time(), last_seq=event["seq"]
             )
@@ -136,16 +154,6 @@ class Hub:
         if call.finished:
             call.queues.clear()
             self._retire(call)
-
-    def _start(self, event: dict[str, Any]) -> None:
-        record = CallRecord(
-            tool_call_id=event["toolCallId"],
-            session_id=event["sessionId"],
-            tool=event["tool"],
-            args=event["args"],
-            started_at=time.time(),
-        )
-        self._calls[(record.session_id, record.tool_call_id)] = _Call(record)
 
     def _retire(self, call: _Call) -> None:
         """A finished call joins the retention queues; the oldest are trimmed."""

@@ -14,7 +14,6 @@ Pieces:
 from __future__ import annotations
 
 import logging
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ from starlette.routing import Route
 
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.paths import default_data_dir
-from toolbound.store import SchemaError, SessionStore, store_location
+from toolbound.store import SessionStore, StoreUnavailable, store_location
 from toolbound.web.app import WebView, host_reader, new_token, page_url
 from toolbound.web.follow import StoreFollower
 from toolbound.web.hub import Hub
@@ -72,7 +71,7 @@ class WebService:
         location = store_location(store_url, scratch_dir)
         try:
             store = SessionStore(location, limits=limits, scratch_dir=scratch_dir)
-        except (sqlite3.Error, OSError, SchemaError) as err:
+        except StoreUnavailable as err:
             log.warning("toolbound: the web view shows live calls only (store: %s)", err)
         follower: StoreFollower | None = None
         if store is not None and store.backend.kind == "postgresql":

@@ -1,0 +1,101 @@
+"""Reading recorded tool calls back: the reader beside their writer, ``recorder``.
+
+``recorder`` writes each call's row into ``tool_calls``, its stored events
+into ``tool_events`` (with their original ``seq``) and what the capture
+ceiling left out into ``tool_call_drops``; these functions read the same rows
+back in the wire shape the host streamed them in. Each one runs inside a read
+transaction the caller (``SessionStore``) holds. A tool call id used more than
+once (within a session, if one is given) means its latest call.
+
+Pieces:
+    read_tool_calls  a session's calls, oldest first: id, tool, args, result
+    read_events      a call's events after a seq, as chunk and result events
+    read_dropped     per stream, the chunks and bytes a call's stored events left out
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from toolbound.results import ResultEvent
+from toolbound.store.backend import Conn
+
+
+def read_tool_calls(conn: Conn, session_id: str) -> list[dict[str, Any]]:
+    """The session's recorded tool calls, oldest first: id, tool, args, result."""
+    rows = conn.execute(
+        "SELECT c.tool_call_id, c.tool, c.args, c.started_at,"
+        " (SELECT e.result FROM tool_events e WHERE e.call_id = c.id AND e.type = 'result')"
+        " FROM tool_calls c WHERE c.session_id = ? ORDER BY c.id",
+        (session_id,),
+    ).fetchall()
+    return [
+        {
+            "toolCallId": call_id,
+            "tool": tool,
+            "args": json.loads(args),
+            "startedAt": started,
+            "result": None if result is None else json.loads(result),
+        }
+        for call_id, tool, args, started, result in rows
+    ]
+
+
+def read_events(
+    conn: Conn, tool_call_id: str, after: int, session_id: str | None
+) -> list[dict[str, Any]]:
+    """The latest call's events with ``seq > after``, in seq order; ``[]`` for an unknown id."""
+    call = _latest_call(conn, tool_call_id, session_id)
+    if call is None:
+        return []
+    rows = conn.execute(
+        "SELECT seq, type, stream, data, result FROM tool_events"
+        " WHERE call_id = ? AND seq > ? ORDER BY seq",
+        (call[0], after),
+    ).fetchall()
+    return [_event_wire(call[1], tool_call_id, *row) for row in rows]
+
+
+def read_dropped(
+    conn: Conn, tool_call_id: str, session_id: str | None
+) -> dict[str, dict[str, int]]:
+    """Per stream, ``{"chunks", "bytes"}`` the latest call did not store; ``{}`` if none."""
+    call = _latest_call(conn, tool_call_id, session_id)
+    if call is None:
+        return {}
+    rows = conn.execute(
+        "SELECT stream, chunks, bytes FROM tool_call_drops WHERE call_id = ? ORDER BY stream",
+        (call[0],),
+    ).fetchall()
+    return {stream: {"chunks": chunks, "bytes": size} for stream, chunks, size in rows}
+
+
+def _latest_call(conn: Conn, tool_call_id: str, session_id: str | None) -> tuple[int, str] | None:
+    """The row id and tool of the latest call with this id (within ``session_id`` if given)."""
+    where = "tool_call_id = ?" + ("" if session_id is None else " AND session_id = ?")
+    params: tuple[str, ...] = (tool_call_id,) if session_id is None else (tool_call_id, session_id)
+    row = conn.execute(
+        f"SELECT id, tool FROM tool_calls WHERE {where} ORDER BY id DESC LIMIT 1", params
+    ).fetchone()
+    return None if row is None else (int(row[0]), str(row[1]))
+
+
+def _event_wire(
+    tool: str,
+    tool_call_id: str,
+    seq: int,
+    kind: str,
+    stream: str | None,
+    data: str | None,
+    result: str | None,
+) -> dict[str, Any]:
+    if kind == "chunk":
+        return {
+            "type": "chunk",
+            "toolCallId": tool_call_id,
+            "stream": stream,
+            "seq": seq,
+            "data": data,
+        }
+    return ResultEvent.of(tool, tool_call_id, seq, json.loads(result or "null"))
