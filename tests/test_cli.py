@@ -26,7 +26,7 @@ def test_tools_prints_the_definitions_in_each_format(tmp_path: Path) -> None:
         out = run("tools", "--format", fmt, cwd=tmp_path)
         assert out.returncode == 0
         defs = json.loads(out.stdout)
-        assert len(defs) == 4
+        assert len(defs) == 6
         assert all(key in d for d in defs)
 
 
@@ -45,6 +45,22 @@ def test_events_print_json_lines_ending_with_the_result(tmp_path: Path) -> None:
     assert events[0]["result"]["error"]["code"] == "TOOL_INVALID_ARGUMENT"
 
 
+def test_write_creates_a_file_and_an_edit_in_a_later_process_must_read_it_first(
+    tmp_path: Path,
+) -> None:
+    data = ("--data-dir", str(tmp_path / "d"))
+    args = '{"path": "pkg/a.txt", "content": "one\\n"}'
+    wrote = run("call", "Write", args, "--text", *data, cwd=tmp_path)
+    assert (wrote.returncode, wrote.stdout.splitlines()[0]) == (0, "Created pkg/a.txt (4 bytes).")
+    assert (tmp_path / "pkg/a.txt").read_text() == "one\n"
+    # Each `toolbound call` is its own host: what one process read or wrote is not known
+    # to the next, so an Edit there is refused until that process has Read the file.
+    edit = '{"path": "pkg/a.txt", "oldString": "one", "newString": "two"}'
+    edited = run("call", "Edit", edit, *data, cwd=tmp_path)
+    assert edited.returncode == 1
+    assert json.loads(edited.stdout)["error"]["code"] == "TOOL_NOT_READ"
+
+
 def test_text_prints_the_model_text_with_the_same_exit_status(tmp_path: Path) -> None:
     data = ("--data-dir", str(tmp_path / "d"))
     bash = run(
@@ -60,7 +76,8 @@ def test_text_prints_the_model_text_with_the_same_exit_status(tmp_path: Path) ->
     error = run("call", "Nope", "{}", "--text", *data, cwd=tmp_path)
     assert (error.returncode, error.stdout) == (
         1,
-        "TOOL_UNKNOWN: There is no tool named 'Nope'; the tools are Read, Glob, Grep, Bash.\n",
+        "TOOL_UNKNOWN: There is no tool named 'Nope'; the tools are Read, Glob, Grep, Bash, "
+        "Edit, Write.\n",
     )
     timed_out = run(
         "call", "Bash", '{"command": "sleep 5", "timeout": 1}', "--text", *data, cwd=tmp_path

@@ -19,11 +19,12 @@ async def host(tmp_path: Path) -> Any:
 
 
 async def test_an_unknown_tool_is_a_tool_unknown_result(host: ToolHost) -> None:
-    result = await host.call("Write", {"path": "x"})
+    result = await host.call("Patch", {"path": "x"})
     assert result == {
         "error": {
             "code": "TOOL_UNKNOWN",
-            "message": "There is no tool named 'Write'; the tools are Read, Glob, Grep, Bash.",
+            "message": "There is no tool named 'Patch'; the tools are Read, Glob, Grep, Bash, "
+            "Edit, Write.",
         }
     }
 

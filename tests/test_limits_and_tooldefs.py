@@ -43,8 +43,8 @@ def test_limits_are_frozen_and_replace_validates() -> None:
 
 def test_descriptions_carry_the_numbers_and_scoping_parameters() -> None:
     defs = {d["name"]: d for d in builtin_tool_defs()}
-    assert list(defs) == ["Read", "Glob", "Grep", "Bash"]
-    read, glob, grep, bash = (defs[n]["description"] for n in ("Read", "Glob", "Grep", "Bash"))
+    assert list(defs) == ["Read", "Glob", "Grep", "Bash", "Edit", "Write"]
+    read, glob, grep, bash, edit, write = (d["description"] for d in defs.values())
     for phrase in ("`offset`", "`limit`", "1-2000", "48KB / 2000 lines", "2000 characters"):
         assert phrase in read
     for phrase in ("`pattern`", "`path`", "default 100", "max 1000", "newest"):
@@ -53,6 +53,29 @@ def test_descriptions_carry_the_numbers_and_scoping_parameters() -> None:
         assert phrase in grep
     for phrase in ("default 60", "1-300", "first 96KB / 4000", "last 96KB / 4000", "512KB"):
         assert phrase in bash
+    for text in (edit, write):
+        for phrase in (
+            "workspace only",
+            "TOOL_PATH_NOT_ALLOWED",
+            "Read in this session first (TOOL_NOT_READ)",
+            "TOOL_FILE_CHANGED",
+            "atomic",
+            "`diff`",
+            "48KB / 2000 lines",
+            "TOOL_BINARY_CONTENT",
+        ):
+            assert phrase in text
+    for phrase in ("`oldString`", "exactly once", "`replaceAll`", "TOOL_NO_MATCH"):
+        assert phrase in edit
+    assert "TOOL_AMBIGUOUS_MATCH naming the count and the first line numbers" in edit
+    assert "parent folders are created" in write
+
+
+def test_a_smaller_search_budget_bounds_the_edit_diff_in_the_description() -> None:
+    limits = DEFAULT_LIMITS.replace(search=Budget(max_bytes=16 * KB, max_lines=500))
+    defs = {d["name"]: d["description"] for d in builtin_tool_defs(limits)}
+    assert "16KB / 500 lines" in defs["Edit"]
+    assert "16KB / 500 lines" in defs["Write"]
 
 
 def test_a_changed_limit_changes_the_description_and_schema() -> None:
@@ -92,6 +115,8 @@ def test_the_three_formats_render_the_same_definitions() -> None:
         "Glob": True,
         "Grep": True,
         "Bash": False,
+        "Edit": False,
+        "Write": False,
     }
 
 
@@ -106,12 +131,12 @@ def test_schemas_name_exactly_the_arguments_the_host_accepts() -> None:
 
 
 def test_the_registry_lists_each_tool_once_with_a_runner() -> None:
-    assert TOOL_NAMES == ("Read", "Glob", "Grep", "Bash")
+    assert TOOL_NAMES == ("Read", "Glob", "Grep", "Bash", "Edit", "Write")
     assert [d.name for d in tool_defs()] == list(TOOL_NAMES)
     for spec in SPECS:
         assert callable(spec.runner())
-    with pytest.raises(ToolError, match="There is no tool named 'Write'; the tools are Read, "):
-        spec_for("Write")
+    with pytest.raises(ToolError, match="There is no tool named 'Patch'; the tools are Read, "):
+        spec_for("Patch")
 
 
 def test_the_input_schema_is_derived_from_the_model_and_the_limits_in_force() -> None:

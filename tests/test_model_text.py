@@ -137,6 +137,37 @@ def test_an_unknown_profile_is_refused() -> None:
         model_text("Glob", {"matches": []}, profile="loud")  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("tool", ["Bash", "Read", "Grep", "Glob", "Nope"])
+DIFF = "--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-old\n+new\n"
+
+
+def change(**fields: Any) -> dict[str, Any]:
+    return {"path": "src/a.py", "created": False, "diff": DIFF, "truncated": False, **fields}
+
+
+@pytest.mark.parametrize(
+    ("tool", "result", "text"),
+    [
+        ("Edit", change(replacements=1), f"Edited src/a.py: 1 replacement.\n{DIFF}"),
+        (
+            "Edit",
+            change(replacements=3, truncated=True, notice="The diff was cut."),
+            f"Edited src/a.py: 3 replacements.\n{DIFF}[The diff was cut.]",
+        ),
+        ("Write", change(bytes=123), f"Wrote src/a.py (123 bytes).\n{DIFF}"),
+        (
+            "Write",
+            change(bytes=1, created=True, diff="--- /dev/null\n+++ b/src/a.py\n"),
+            "Created src/a.py (1 byte).\n--- /dev/null\n+++ b/src/a.py\n",
+        ),
+        ("Write", change(bytes=0, diff=""), "Wrote src/a.py (0 bytes)."),
+    ],
+)
+def test_edit_and_write_text_is_a_summary_then_the_diff_then_the_notice(
+    tool: str, result: dict[str, Any], text: str
+) -> None:
+    assert model_text(tool, result) == text
+
+
+@pytest.mark.parametrize("tool", ["Bash", "Read", "Grep", "Glob", "Edit", "Write", "Nope"])
 def test_a_dict_of_another_shape_reads_as_its_json(tool: str) -> None:
     assert model_text(tool, {"x": 1}) == '{"x": 1}'

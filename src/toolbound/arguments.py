@@ -13,7 +13,8 @@ accepts.
 
 Pieces:
     Args                                     the base of the argument models
-    ReadArgs, GlobArgs, GrepArgs, BashArgs   the four argument models
+    ReadArgs, GlobArgs, GrepArgs, BashArgs   the argument models of the tools that look
+    EditArgs, WriteArgs                      and of the two that change files
     OUTPUT_MODES                             Grep's accepted spellings
     Limited                                  an argument whose default and range follow the limits
     parse_args                               raw dict -> checked model, defaults filled
@@ -99,6 +100,23 @@ class BashArgs(Args):
         if not self.command.strip():
             return "'command' is empty; give the shell command to run"
         return None
+
+
+class EditArgs(Args):
+    path: str = Field(min_length=1, description="Workspace file to change.")
+    # An empty oldString is refused by the edit core, with a message that says what to do.
+    old_string: str = Field(
+        alias="oldString", description="Exact text to replace, as Read showed it."
+    )
+    new_string: str = Field(alias="newString", description="The text to put in its place.")
+    replace_all: bool = Field(
+        default=False, alias="replaceAll", description="Replace every occurrence."
+    )
+
+
+class WriteArgs(Args):
+    path: str = Field(min_length=1, description="Workspace file to create or overwrite.")
+    content: str = Field(description="The file's whole new content.")
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,15 +4,16 @@ It sits below the tools and the search machinery, so a helper such as
 ``search/files.py`` takes a context without importing from ``tools/``.
 
 Pieces:
-    ToolContext  limits, roots, scratch, the call's id, emit, abort, sandbox
+    ToolContext  limits, roots, scratch, the call's id, emit, abort, sandbox, read record
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from toolbound.edit.record import ReadRecord
 from toolbound.exec.sandbox import UNCONFINED, SandboxPolicy
 from toolbound.limits import Limits
 from toolbound.paths import Roots
@@ -28,6 +29,8 @@ class ToolContext:
     thread and does nothing once the call's result is out. ``abort`` is set
     when the call is aborted (``host.abort`` or cancellation of the caller).
     ``sandbox`` is where a command may write and whether it has a network.
+    ``record`` is the session's record of what was Read and written (one per
+    host): Read adds its windows, Edit and Write check and update it.
     """
 
     limits: Limits
@@ -37,3 +40,4 @@ class ToolContext:
     emit: Callable[[Stream, str], None]
     abort: asyncio.Event
     sandbox: SandboxPolicy = UNCONFINED
+    record: ReadRecord = field(default_factory=ReadRecord)

@@ -33,6 +33,7 @@ from typing import Any
 
 from toolbound.bounds import newlines
 from toolbound.context import ToolContext
+from toolbound.edit import ReadRecord
 from toolbound.exec.sandbox import SandboxPolicy
 from toolbound.exec.shield import wait_stopped
 from toolbound.limits import DEFAULT_LIMITS, Limits
@@ -200,6 +201,8 @@ class ToolHost:
         self.session_id = check_session_id(session_id or f"s-{uuid.uuid4().hex[:16]}")
         self.scratch = Scratch(self.data_dir, self.session_id)
         self.roots = Roots.create(self.workspace, self.scratch.dir, allow_external)
+        # What this session has Read and written: Edit and Write check it (CONTRACT section 10).
+        self.read_record = ReadRecord()
         self._live = LiveLock(self.data_dir, self.session_id)
         self._calls: dict[str, ToolContext] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -321,6 +324,7 @@ class ToolHost:
             emit=sink.chunk,
             abort=asyncio.Event(),
             sandbox=self.sandbox,
+            record=self.read_record,
         )
         for listener in listeners:
             _tell(listener, "call_started", call)

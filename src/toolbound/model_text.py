@@ -20,6 +20,9 @@ The shapes:
   a stream without a final newline stays without one and the model can tell
   which stream every line came from. The seed's markers stand in the stream
   text verbatim.
+- Edit and Write: one summary line (``Edited src/a.py: 1 replacement.``,
+  ``Created src/a.py (123 bytes).`` or ``Wrote …``), then the unified diff
+  as it is, then the notice in brackets.
 
 Pieces:
     Profile      the result profiles a text is rendered for
@@ -67,6 +70,8 @@ def _render(tool: str, result: dict[str, Any]) -> str:
         return _grep(result, notice)
     if tool == "Bash":
         return _bash(result)
+    if tool in ("Edit", "Write"):
+        return _joined(_change_summary(tool, result), result["diff"], _bracketed(notice))
     return json.dumps(result, ensure_ascii=False)
 
 
@@ -131,3 +136,13 @@ def _bash(result: dict[str, Any]) -> str:
         _stream("stdout", result["stdout"]),
         _stream("stderr", result["stderr"]),
     )
+
+
+def _change_summary(tool: str, result: dict[str, Any]) -> str:
+    path = result["path"]
+    if tool == "Edit":
+        n = result["replacements"]
+        return f"Edited {path}: {n} replacement{'' if n == 1 else 's'}."
+    verb = "Created" if result["created"] else "Wrote"
+    n = result["bytes"]
+    return f"{verb} {path} ({n} byte{'' if n == 1 else 's'})."

@@ -10,6 +10,7 @@ Pieces:
     ReadResult, GlobResult      Read and Glob results
     GrepContentResult, GrepFilesResult, GrepCountResult   the three Grep variants
     BashResult                  Bash result, with StreamCounts/StreamPair/SpillPaths
+    EditResult, WriteResult     Edit and Write results (CONTRACT section 10)
     ErrorResult                 {"error": {"code", "message"}}
     is_error                    whether the protocols report a result as an error
     ChunkEvent, ResultEvent     streamed events (a result event carries the model text)
@@ -162,6 +163,24 @@ class BashResult(WireModel):
     totals: StreamPair
     duration_ms: int
     # Model-facing prose: a timeout or the processes stopped after the shell exited.
+    notice: str | None = _optional()
+
+
+class EditResult(WireModel):
+    path: str
+    replacements: int
+    created: bool
+    diff: str
+    truncated: bool
+    notice: str | None = _optional()
+
+
+class WriteResult(WireModel):
+    path: str
+    bytes: int
+    created: bool
+    diff: str
+    truncated: bool
     notice: str | None = _optional()
 
 

@@ -1,5 +1,5 @@
-"""Fixtures for the edit core: roots with a workspace, and Reads recorded as the Read tool
-would record them (the real Read window, its raw bytes hashed)."""
+"""Fixtures for the edit core: roots with a workspace, and Reads recorded by the real Read
+(its window's raw bytes hashed into the record)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from toolbound.edit import ReadRecord, content_digest
+from toolbound.edit import ReadRecord
 from toolbound.limits import DEFAULT_LIMITS
 from toolbound.paths import Roots
 from toolbound.tools.read import read_window
@@ -37,22 +37,14 @@ def read(roots: Roots, record: ReadRecord) -> Callable[..., str]:
     calls = iter(range(1, 1_000_000))
 
     def run(path: str, *, offset: int = 0, limit: int = 2000) -> str:
-        result = read_window(roots, path, offset=offset, limit=limit, limits=DEFAULT_LIMITS)
-        real = roots.resolve(path).real
-        data = real.read_bytes()
-        lines = data.splitlines(keepends=True)
-        start = sum(len(line) for line in lines[:offset])
-        end = start + len(result.content.encode("utf-8"))
-        record.saw_window(
-            real,
-            call_id=f"r{next(calls)}",
+        result = read_window(
+            roots,
+            path,
             offset=offset,
             limit=limit,
-            line_count=result.line_count,
-            start_byte=start,
-            end_byte=end,
-            at_eof=result.total_lines is not None,
-            digest=content_digest(data, start, end),
+            limits=DEFAULT_LIMITS,
+            record=record,
+            call_id=f"r{next(calls)}",
         )
         return result.content
 

@@ -41,7 +41,7 @@ def alive(pid: int) -> bool:
     return True
 
 
-async def test_tools_list_serves_the_four_definitions_with_output_schemas(connect: Connect) -> None:
+async def test_tools_list_serves_the_six_definitions_with_output_schemas(connect: Connect) -> None:
     async with connect() as conn:
         listed = await conn.client.list_tools()
         got = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools]
@@ -52,7 +52,41 @@ async def test_tools_list_serves_the_four_definitions_with_output_schemas(connec
             ("Glob", True),
             ("Grep", True),
             ("Bash", False),
+            ("Edit", False),
+            ("Write", False),
         ]
+        schemas = {t.name: t.output_schema or {} for t in listed.tools}
+        for name, counted in (("Edit", "replacements"), ("Write", "bytes")):
+            result = schemas[name]["$defs"][f"{name}Result"]
+            assert result["required"] == ["path", counted, "created", "diff", "truncated"]
+            assert set(result["properties"]) == {*result["required"], "notice"}
+
+
+async def test_a_read_then_an_edit_changes_the_file_and_shows_the_diff(connect: Connect) -> None:
+    async with connect() as conn:
+        (conn.dir / "e.py").write_text("x = 1\n")
+        path = f"{conn.rel}/e.py"
+        refused = await conn.client.call_tool(
+            "Edit", {"path": path, "oldString": "x = 1", "newString": "x = 2"}
+        )
+        assert refused.is_error
+        assert text_of(refused).startswith("TOOL_NOT_READ: ")
+        read = await conn.client.call_tool("Read", {"path": path})
+        assert not read.is_error
+        result = await conn.client.call_tool(
+            "Edit", {"path": path, "oldString": "x = 1", "newString": "x = 2"}
+        )
+        diff = f"--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+        assert not result.is_error
+        assert result.structured_content == {
+            "path": path,
+            "replacements": 1,
+            "created": False,
+            "diff": diff,
+            "truncated": False,
+        }
+        assert text_of(result) == f"Edited {path}: 1 replacement.\n{diff}"
+        assert (conn.dir / "e.py").read_text() == "x = 2\n"
 
 
 async def test_a_bad_argument_is_an_is_error_result_with_the_error_as_structured_content(
@@ -73,8 +107,10 @@ async def test_a_bad_argument_is_an_is_error_result_with_the_error_as_structured
 
 async def test_an_unknown_tool_is_a_tool_unknown_result(connect: Connect) -> None:
     async with connect() as conn:
-        result = await conn.client.call_tool("Write", {"path": "a.txt"})
-        message = "There is no tool named 'Write'; the tools are Read, Glob, Grep, Bash."
+        result = await conn.client.call_tool("Patch", {"path": "a.txt"})
+        message = (
+            "There is no tool named 'Patch'; the tools are Read, Glob, Grep, Bash, Edit, Write."
+        )
         assert result.is_error
         assert result.structured_content == {"error": {"code": "TOOL_UNKNOWN", "message": message}}
         assert text_of(result) == f"TOOL_UNKNOWN: {message}"

@@ -80,7 +80,7 @@ def error_code(outcome: dict[str, Any]) -> tuple[bool, str]:
 
 
 def assert_report(report: dict[str, Any], rel: str) -> None:
-    assert report["tools"] == ["Read", "Glob", "Grep", "Bash"]
+    assert report["tools"] == ["Read", "Glob", "Grep", "Bash", "Edit", "Write"]
     calls = report["calls"]
     successes = {name: calls[name]["success"] for name in calls}
     assert all(not s.get("thrown") and not s["isError"] for s in successes.values()), successes
@@ -88,11 +88,15 @@ def assert_report(report: dict[str, Any], rel: str) -> None:
     assert successes["Glob"]["structuredContent"]["matches"] == [f"{rel}/a.txt"]
     assert successes["Grep"]["structuredContent"]["count"] == 1
     assert successes["Bash"]["structuredContent"]["stdout"] == "hi\n"
+    assert successes["Edit"]["structuredContent"]["replacements"] == 1
+    assert successes["Write"]["structuredContent"]["created"] is True
     assert {name: error_code(calls[name]["error"]) for name in calls} == {
         "Read": (True, "TOOL_NOT_FOUND"),
         "Glob": (True, "TOOL_INVALID_ARGUMENT"),
         "Grep": (True, "TOOL_INVALID_PATTERN"),
         "Bash": (True, "TOOL_INVALID_ARGUMENT"),
+        "Edit": (True, "TOOL_NO_MATCH"),
+        "Write": (True, "TOOL_PATH_NOT_ALLOWED"),
     }
     timeout = report["timeout"]
     assert "thrown" not in timeout, timeout["thrown"]

@@ -29,6 +29,7 @@ import os
 import shlex
 import stat
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from toolbound.arguments import ReadArgs
@@ -42,6 +43,7 @@ from toolbound.bounds.paging import (
     quick_page,
     window_notice,
 )
+from toolbound.edit.record import ReadRecord, content_digest
 from toolbound.limits import Limits
 from toolbound.paths import Resolved, Roots
 from toolbound.results import ErrorCode, ReadResult, ToolError
@@ -69,6 +71,8 @@ async def run(args: ReadArgs, ctx: ToolContext) -> ReadResult:
         limit=limit,
         limits=ctx.limits,
         stop=ctx.abort.is_set,
+        record=ctx.record,
+        call_id=ctx.tool_call_id,
     )
 
 
@@ -80,10 +84,13 @@ def read_window(
     limit: int,
     limits: Limits,
     stop: Callable[[], bool] = lambda: False,
+    record: ReadRecord | None = None,
+    call_id: str = "",
 ) -> ReadResult:
     """The blocking body of Read: resolve, stat, open, sniff, locate, page.
 
     ``stop`` is polled while a long scan counts lines (the call's abort).
+    ``record``, when given, learns the window returned (call ``call_id``).
     """
     target = roots.resolve(path)
     before = _stat(target)
@@ -92,13 +99,26 @@ def read_window(
     try:
         st = os.fstat(fd)
         _refuse_binary(fd, target, st, limits)
-        return _page(
+        result, seen = _page(
             fd, target, FileKey.of(st), offset=offset, limit=limit, limits=limits, stop=stop
         )
     except OSError as err:
         raise _os_error(err, target) from None
     finally:
         os.close(fd)
+    if record is not None and seen is not None:
+        record.saw_window(
+            target.real,
+            call_id=call_id,
+            offset=offset,
+            limit=limit,
+            line_count=result.line_count,
+            start_byte=seen.start,
+            end_byte=seen.end,
+            at_eof=seen.at_eof,
+            digest=seen.digest,
+        )
+    return result
 
 
 def _stat(target: Resolved) -> os.stat_result:
@@ -208,8 +228,9 @@ def _page(
     limit: int,
     limits: Limits,
     stop: Callable[[], bool],
-) -> ReadResult:
-    """Locate line ``offset`` with the index, then take the window that starts there."""
+) -> tuple[ReadResult, _Seen | None]:
+    """Locate line ``offset`` with the index, then take the window that starts there;
+    with it, the file bytes the window shows (None when it shows none)."""
 
     def read_into(buf: memoryview, pos: int) -> int:
         return os.preadv(fd, [buf], pos)
@@ -221,13 +242,18 @@ def _page(
     try:
         located = INDEXES.get(key).locate(offset, read_into, stop=stop)
     except ScanStopped as stopped:
-        return _stopped(target, key, offset=offset, counted=stopped.lines)
+        return _stopped(target, key, offset=offset, counted=stopped.lines), None
+    seen: _Seen | None = None
     if located.start is None:
         page = Page("", 0, 0, 0, 0, "eof")
+        # An empty window still showed where the file ends (an empty file: all of it).
+        seen = _Seen(key.size, key.size, True, content_digest(b""))
         total: int | None = located.total_lines
         reached_eof = True
     else:
-        page = _take_window(read_at, located.start, key.size, max_lines=max_lines, limits=limits)
+        page, seen = _take_window(
+            read_at, located.start, key.size, max_lines=max_lines, limits=limits
+        )
         reached_eof = located.start + page.raw_bytes >= key.size
         total = offset + page.line_count if reached_eof else None
     notice = window_notice(
@@ -239,7 +265,7 @@ def _page(
         max_bytes=limits.search.max_bytes,
         max_line_chars=limits.max_line_chars,
     )
-    return ReadResult(
+    result = ReadResult(
         path=target.shown,
         root=target.root,
         content=page.text,
@@ -250,6 +276,7 @@ def _page(
         truncated=not reached_eof or page.clipped_lines > 0,
         notice=notice,
     )
+    return result, seen
 
 
 def _stopped(target: Resolved, key: FileKey, *, offset: int, counted: int) -> ReadResult:
@@ -267,10 +294,26 @@ def _stopped(target: Resolved, key: FileKey, *, offset: int, counted: int) -> Re
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """File bytes ``start .. end`` of a window, hashing to ``digest`` (for the read record)."""
+
+    start: int
+    end: int
+    at_eof: bool
+    digest: str
+
+
 def _take_window(
     read_at: Callable[[int, int], bytes], start: int, size: int, *, max_lines: int, limits: Limits
-) -> Page:
-    """The page from ``start``: from one read when no line needs repair, else line by line."""
+) -> tuple[Page, _Seen]:
+    """The page from ``start``: from one read when no line needs repair, else line by line.
+
+    With it, what the window showed for the read record, hashed from the first
+    read's bytes (already in hand, at most the budget plus one line head): the
+    window's raw bytes, or, when clipped lines make them longer than that read,
+    the part of them it holds (the heads the model saw start there).
+    """
     head_bytes = head_bytes_for(limits.max_line_chars)
     budget = limits.search.max_bytes
     buf = read_at(start, min(budget + head_bytes, size - start))
@@ -281,12 +324,16 @@ def _take_window(
         max_bytes=budget,
         max_line_chars=limits.max_line_chars,
     )
-    if page is not None:
-        return page
-    lines = iter_raw_lines(read_at, start, size, head_bytes=head_bytes, chunk_bytes=PAGE_READ_BYTES)
-    return build_page(
-        lines, max_lines=max_lines, max_bytes=budget, max_line_chars=limits.max_line_chars
-    )
+    if page is None:
+        lines = iter_raw_lines(
+            read_at, start, size, head_bytes=head_bytes, chunk_bytes=PAGE_READ_BYTES
+        )
+        page = build_page(
+            lines, max_lines=max_lines, max_bytes=budget, max_line_chars=limits.max_line_chars
+        )
+    held = min(page.raw_bytes, len(buf))
+    seen = _Seen(start, start + held, start + held >= size, content_digest(buf, 0, held))
+    return page, seen
 
 
 def _os_error(err: OSError, target: Resolved) -> ToolError:

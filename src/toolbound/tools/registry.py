@@ -27,11 +27,22 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, cast
 
-from toolbound.arguments import Args, BashArgs, GlobArgs, GrepArgs, Limited, ReadArgs, parse_args
+from toolbound.arguments import (
+    Args,
+    BashArgs,
+    EditArgs,
+    GlobArgs,
+    GrepArgs,
+    Limited,
+    ReadArgs,
+    WriteArgs,
+    parse_args,
+)
 from toolbound.context import ToolContext
 from toolbound.limits import Limits, format_size
 from toolbound.results import (
     BashResult,
+    EditResult,
     ErrorCode,
     GlobResult,
     GrepContentResult,
@@ -40,6 +51,7 @@ from toolbound.results import (
     ReadResult,
     ToolError,
     WireModel,
+    WriteResult,
 )
 
 
@@ -136,6 +148,43 @@ def _describe_bash(limits: Limits) -> str:
     )
 
 
+_CHANGE_RULES = (
+    "in the workspace only (not the scratch dir or external folders; `../` or a symlink "
+    "leading out is refused with TOOL_PATH_NOT_ALLOWED)"
+)
+
+
+def _describe_change_result(limits: Limits, what: str) -> str:
+    return (
+        "The change is atomic (temporary file, fsync, rename): the file's mode, line endings "
+        "and BOM are kept and a partial file is never left. A file must have been Read in "
+        "this session first (TOOL_NOT_READ) and be unchanged since (TOOL_FILE_CHANGED: Read "
+        "it again); after an Edit or Write, the file may be changed again without a new "
+        f"Read. Binary files are refused with TOOL_BINARY_CONTENT. Returns {what}, `created` "
+        f"and a unified `diff` of the change within {_search_budget(limits)} (`truncated` "
+        "when cut)."
+    )
+
+
+def _describe_edit(limits: Limits) -> str:
+    return (
+        f"Replace exact text in a file {_CHANGE_RULES}. `oldString` must match the file's "
+        "text exactly (copy it from Read's `content`) and occur exactly once, unless "
+        "`replaceAll` is true (default false): no occurrence is TOOL_NO_MATCH, more than "
+        "one is TOOL_AMBIGUOUS_MATCH naming the count and the first line numbers (add "
+        "surrounding lines to `oldString` to make it unique). `newString` replaces it. "
+        + _describe_change_result(limits, "`replacements`")
+    )
+
+
+def _describe_write(limits: Limits) -> str:
+    return (
+        f"Create a file, or overwrite one with the whole `content`, {_CHANGE_RULES}; missing "
+        "parent folders are created. Prefer Edit to change part of an existing file. "
+        + _describe_change_result(limits, "`bytes` written")
+    )
+
+
 SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="Read",
@@ -184,6 +233,22 @@ SPECS: tuple[ToolSpec, ...] = (
                 name_default=True,
             )
         },
+    ),
+    ToolSpec(
+        name="Edit",
+        args=EditArgs,
+        results=(EditResult,),
+        module="toolbound.tools.edit",
+        describe=_describe_edit,
+        read_only=False,
+    ),
+    ToolSpec(
+        name="Write",
+        args=WriteArgs,
+        results=(WriteResult,),
+        module="toolbound.tools.write",
+        describe=_describe_write,
+        read_only=False,
     ),
 )
 

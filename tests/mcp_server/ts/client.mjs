@@ -72,6 +72,12 @@ const CALLS = {
   Glob: [{ pattern: "*.txt", path: rel }, { pattern: "*", limit: 0 }],
   Grep: [{ pattern: "hello", path: rel }, { pattern: "(" }],
   Bash: [{ command: "echo hi" }, { command: "echo hi", timeout: 0 }],
+  // After Read's success above (the file was Read in this session).
+  Edit: [
+    { path: `${rel}/a.txt`, oldString: "hello\n", newString: "hello\nworld\n" },
+    { path: `${rel}/a.txt`, oldString: "absent", newString: "x" },
+  ],
+  Write: [{ path: `${rel}/new/b.txt`, content: "b\n" }, { path: "../b.txt", content: "b\n" }],
 };
 
 async function main() {
