@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from support import wait_for_async
+from toolbound import model_text
 
 # The fixtures (conftest.py) give a real host, hub and server, and Chromium.
 Served = Any
@@ -192,6 +193,28 @@ async def test_a_timed_out_call_shows_the_timeout_and_its_marker(served: Served,
     await page.goto(served.call_url("call_late"))
     await page.wait_for_selector("#detail[data-stream=done]")
     assert await page.text_content("#result .status") == "timed out; the process tree was stopped"
+    # The model view is the result event's text as the model read it, the marker in it.
     marker = result["stdout"].rsplit("\n", 1)[1]
-    assert await page.text_content("#result .marker") == f"stdout: {marker}"
+    shown = await page.text_content("#result .model-text")
+    assert shown == model_text("Bash", result)
+    assert shown.startswith("[timed out]\n")
+    assert marker in shown
     assert await page.text_content("#call-head .badge") == "timed out"
+
+
+async def test_an_edit_shows_its_diff(served: Served, page: Any) -> None:
+    (served.workspace / "app.py").write_text("def f():\n    return 1\n")
+    await served.host.call("Read", {"path": "app.py"}, tool_call_id="call_read_app")
+    result = await served.host.call(
+        "Edit",
+        {"path": "app.py", "oldString": "return 1", "newString": "return 2"},
+        tool_call_id="call_edit",
+    )
+    assert result["replacements"] == 1
+    await page.goto(served.call_url("call_edit"))
+    await page.wait_for_selector("#detail[data-stream=done]")
+    lines = await pane(page, "out-stdout")
+    assert lines == model_text("Edit", result).removesuffix("\n").split("\n")
+    assert "-    return 1" in lines
+    assert "+    return 2" in lines
+    await screenshot(page, "edit-diff.png")

@@ -300,7 +300,7 @@ function openStream(cid) {
     const event = JSON.parse(msg.data);
     state.lastSeq = event.seq;
     closeStream();
-    await finishCall(cid, event.result);
+    await finishCall(cid, event);
   });
   source.addEventListener("failed", (msg) => {
     const event = JSON.parse(msg.data);
@@ -321,21 +321,6 @@ function openStream(cid) {
   });
 }
 
-const MARKER = /^\[truncated: [^\n]*\]$/;
-
-// The markers of a bounded Bash result: at the end of stdout (head kept),
-// at the start of stderr (tail kept).
-function markersOf(result) {
-  const found = [];
-  const out = result.stdout || "";
-  const lastLine = out.slice(out.lastIndexOf("\n", out.length - 2) + 1).replace(/\n$/, "");
-  if (MARKER.test(lastLine)) found.push(["stdout", lastLine]);
-  const err = result.stderr || "";
-  const firstLine = err.split("\n", 1)[0];
-  if (MARKER.test(firstLine)) found.push(["stderr", firstLine]);
-  return found;
-}
-
 function bashStatus(result) {
   if (result.timedOut) return ["timedOut", "timed out; the process tree was stopped"];
   if (result.aborted) return ["aborted", "aborted; the process tree was stopped"];
@@ -343,40 +328,42 @@ function bashStatus(result) {
   return [result.exitCode === 0 ? "done" : "error", `exit status ${result.exitCode}`];
 }
 
-function resultLines(tool, result) {
-  if (tool === "Read") return result.content;
-  if (tool === "Glob") return result.matches.join("\n");
-  if (result.matches) return result.matches.map((m) => `${m.path}:${m.line}:${m.text}`).join("\n");
-  if (result.files) return result.files.join("\n");
-  if (result.counts) return result.counts.map((c) => `${c.path}:${c.count}`).join("\n");
-  return "";
+// What the model read: the result event's text (toolbound.model_text), shown
+// as it is, never re-derived from the result.
+function modelView(text) {
+  const view = el("pre", "model-text", text);
+  view.title = `what the model read: ${new TextEncoder().encode(text).length} bytes`;
+  return view;
 }
 
-async function finishCall(cid, result) {
+async function finishCall(cid, event) {
+  const result = event.result;
   const call = await api(callPath(cid));
   if (state.call !== cid) return;
   showHead(call);
   const box = $("result");
   const parts = [];
   if (result.error) {
-    parts.push(el("p", "status error", `${result.error.code}: ${result.error.message}`));
+    parts.push(el("p", "status error", event.text));
   } else if (call.tool === "Bash") {
     const [cls, text] = bashStatus(result);
     parts.push(el("p", `status ${cls}`, text));
-    for (const [stream, marker] of markersOf(result)) {
-      parts.push(el("p", "marker", `${stream}: ${marker}`));
-    }
     for (const stream of ["stdout", "stderr"]) {
       const o = result.omitted && result.omitted[stream];
       if (o && (o.bytes || o.lines)) {
         parts.push(el("p", "marker", `${stream}: capture dropped ${o.bytes} bytes, ${o.lines} lines`));
       }
     }
-  } else {
-    // Read, Glob, Grep stream no chunks: the result is the output, read from the top.
+    parts.push(modelView(event.text));
+  } else if (call.tool === "Read") {
+    // The file's own lines, numbered from the window's offset; the notice beside them.
     panes.stdout.follow = false;
-    panes.stdout.append(resultLines(call.tool, result).replace(/\n$/, ""));
+    panes.stdout.append(result.content.replace(/\n$/, ""));
     if (result.notice) parts.push(el("p", "marker", result.notice));
+  } else {
+    // Glob, Grep, Edit, Write stream no chunks: their output is the model's text.
+    panes.stdout.follow = false;
+    panes.stdout.append(event.text.replace(/\n$/, ""));
   }
   box.replaceChildren(...parts);
   const buttons = call.outputs.map((o) => {
