@@ -13,7 +13,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -77,3 +77,24 @@ async def wait_for_async(
             raise _timed_out(what, timeout_s)
         await asyncio.sleep(poll_s)
     return value
+
+
+ZERO_COUNTS = {"bytes": 0, "lines": 0}
+
+
+def bash_result(**fields: Any) -> dict[str, Any]:
+    """A BashResult dict of a clean exit with no output, ``fields`` replacing its keys."""
+    result: dict[str, Any] = {
+        "stdout": "",
+        "stderr": "",
+        "exitCode": 0,
+        "signal": None,
+        "timedOut": False,
+        "aborted": False,
+        "truncated": False,
+        "spill": {},
+        "omitted": {"stdout": ZERO_COUNTS, "stderr": ZERO_COUNTS},
+        "totals": {"stdout": ZERO_COUNTS, "stderr": ZERO_COUNTS},
+        "durationMs": 5,
+    }
+    return {**result, **fields}

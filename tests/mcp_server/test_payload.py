@@ -6,27 +6,9 @@ from typing import Any
 
 import pytest
 
+from support import bash_result as bash
 from toolbound import model_text
 from toolbound.mcp_server import call_result
-
-ZERO = {"bytes": 0, "lines": 0}
-
-
-def bash(**fields: Any) -> dict[str, Any]:
-    result: dict[str, Any] = {
-        "stdout": "",
-        "stderr": "",
-        "exitCode": 0,
-        "signal": None,
-        "timedOut": False,
-        "aborted": False,
-        "truncated": False,
-        "spill": {},
-        "omitted": {"stdout": ZERO, "stderr": ZERO},
-        "totals": {"stdout": ZERO, "stderr": ZERO},
-        "durationMs": 5,
-    }
-    return {**result, **fields}
 
 
 def dumped(tool: str, result: dict[str, Any]) -> dict[str, Any]:
