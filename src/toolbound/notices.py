@@ -25,8 +25,12 @@ Pieces:
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from toolbound.limits import Budget, format_size
+
+if TYPE_CHECKING:  # bounds/paging.py names this module's read_window its window_notice
+    from toolbound.bounds.paging import Page
 
 # What a Grep call can narrow to see less.
 GREP_NARROW = "`path`, `glob` or `pattern`"
@@ -55,10 +59,7 @@ def _read_repairs(clipped_lines: int, replaced_bytes: int, max_line_chars: int) 
 def read_window(
     *,
     offset: int,
-    line_count: int,
-    budget_stop: bool,
-    clipped_lines: int,
-    replaced_bytes: int,
+    page: Page,
     reached_eof: bool,
     total_lines: int | None,
     limit_lines: int,
@@ -68,10 +69,10 @@ def read_window(
     """Read's notice for a window, or None when the window is the clean end of the file.
 
     Names the next offset when the file goes on, which limit stopped the
-    window (``budget_stop``: the byte budget, else the line limit), how many
-    lines were clipped and how many bytes replaced; past the end it says how
-    many lines the file has.
+    window, how many lines were clipped and how many bytes replaced; past the
+    end it says how many lines the file has.
     """
+    line_count = page.line_count
     if line_count == 0 and reached_eof and total_lines is not None:
         if total_lines == 0:
             if offset == 0:
@@ -90,14 +91,14 @@ def read_window(
     else:
         why = (
             f"the {format_size(max_bytes)} budget"
-            if budget_stop
+            if page.stop == "budget"
             else f"the {limit_lines}-line limit"
         )
         said = [
             f"Showing {shown}; stopped at {why}. "
             f"The file continues: call Read with offset {last} for the next lines."
         ]
-    repairs = _read_repairs(clipped_lines, replaced_bytes, max_line_chars)
+    repairs = _read_repairs(page.clipped_lines, page.replaced_bytes, max_line_chars)
     if reached_eof and not repairs:
         return None
     return " ".join(said + repairs)

@@ -268,29 +268,5 @@ def quick_page(
     return Page(text, lines, end, 0, 0, stop)
 
 
-def window_notice(
-    *,
-    offset: int,
-    page: Page,
-    reached_eof: bool,
-    total_lines: int | None,
-    limit_lines: int,
-    max_bytes: int,
-    max_line_chars: int,
-) -> str | None:
-    """The notice for a window, or None when the window is the clean end of the file.
-
-    The page's counts handed to ``notices.read_window``, where the sentences are.
-    """
-    return notices.read_window(
-        offset=offset,
-        line_count=page.line_count,
-        budget_stop=page.stop == "budget",
-        clipped_lines=page.clipped_lines,
-        replaced_bytes=page.replaced_bytes,
-        reached_eof=reached_eof,
-        total_lines=total_lines,
-        limit_lines=limit_lines,
-        max_bytes=max_bytes,
-        max_line_chars=max_line_chars,
-    )
+# The notice for a window, or None when it is the clean end of the file.
+window_notice = notices.read_window
