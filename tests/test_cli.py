@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from toolbound.store import SessionStore
+from toolbound.store.db import DB_NAME
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -180,3 +185,15 @@ def test_session_list_does_not_create_the_data_dir(tmp_path: Path) -> None:
     assert (shown.returncode, shown.stdout) == (2, "")
     assert "there is no session 's1'" in shown.stderr
     assert not data_dir.exists()
+
+
+def test_a_store_failing_mid_query_is_a_usage_error_naming_it(tmp_path: Path) -> None:
+    data_dir = tmp_path / "d"
+    with SessionStore(data_dir) as store:
+        store.session("s1")
+    with contextlib.closing(sqlite3.connect(data_dir / DB_NAME)) as raw:
+        raw.execute("DROP TABLE tool_calls")  # it opens and migrates, then a query fails
+    out = run("session", "show", "s1", "--data-dir", str(data_dir), cwd=tmp_path)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr.startswith(f"toolbound: the store {data_dir / DB_NAME} failed: ")
+    assert "no such table: tool_calls" in out.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import errno
 import os
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from toolbound.host import ToolHost
-from toolbound.paths import Roots, default_data_dir
+from toolbound.paths import Roots, default_data_dir, os_error, os_error_kind
 from toolbound.results import ToolError
 
 # How long the symlink-swapping race runs (about one Read in eight raised before).
@@ -145,3 +146,33 @@ async def test_a_symlink_swapped_while_it_resolves_ends_in_a_result(tmp_path: Pa
                     codes[code] += 1
     assert codes["ok"] > 0, codes
     assert sum(codes.values()) >= 40, codes
+
+
+# -- the one OSError map -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("number", "code"),
+    [
+        (errno.EACCES, "TOOL_PERMISSION_DENIED"),
+        (errno.EROFS, "TOOL_PERMISSION_DENIED"),
+        (errno.ENOSPC, "TOOL_PERMISSION_DENIED"),
+        (errno.ENOENT, "TOOL_NOT_FOUND"),
+        (errno.ENAMETOOLONG, "TOOL_INVALID_ARGUMENT"),
+        (errno.EIO, "TOOL_NOT_FOUND"),
+    ],
+)
+def test_an_os_error_maps_to_one_code_whoever_words_it(number: int, code: str) -> None:
+    err = OSError(number, os.strerror(number), "a/b.txt")
+    general = os_error(err)
+    worded = os_error(err, "b.txt", words=lambda kind: f"{kind} on b.txt")
+    assert general.code == worded.code == code
+    assert "a/b.txt" in general.message
+    assert worded.message == f"{os_error_kind(err)} on b.txt"
+
+
+def test_a_full_disk_says_so_not_that_the_path_vanished() -> None:
+    err = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "out.log")
+    assert os_error(err).message == (
+        "out.log: No space left on device (no space left). Free some space, then call again."
+    )

@@ -345,14 +345,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(_dump(builtin_tool_defs(DEFAULT_LIMITS, ns.format)) + "\n")
         return 0
     if ns.command == "session":
-        from toolbound.store import driver_errors
-
         try:
             document = _session(ns)
-        except Exception as err:
-            if isinstance(err, (ValueError, OSError, *driver_errors())):
-                return _usage(str(err))
-            raise
+        except (ValueError, OSError) as err:  # SessionError, StoreUnavailable among them
+            return _usage(str(err))
         sys.stdout.write(_dump(document) + "\n")
         return 0
     if ns.command == "call":

@@ -10,16 +10,18 @@ Pieces:
     default_data_dir  --data-dir, $TOOLBOUND_DATA_DIR, $XDG_DATA_HOME, ~/.local/share
     Resolved          a resolved path, its root, and how it is shown
     Roots             the three roots; resolve() and display()
-    path_error        an OSError met on the way to a result -> its TOOL_ error
+    os_error          the one map from an OSError to its TOOL_ error (a tool may word it)
+    path_error        os_error in the general wording
 """
 
 from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from toolbound.results import ErrorCode, Root, ToolError
 from toolbound.search.names import real_name
@@ -64,25 +66,75 @@ def _resolve_racing(joined: str, shown: str) -> Path:
         raise path_error(err, shown) from err
 
 
-def path_error(err: OSError, shown: str | None = None) -> ToolError:
-    """An OSError met on the way from a tool's arguments to its result, as the error the
-    model reads: the path changed under the call (another process may swap or remove
-    any file at any moment) or the system refused it. ``shown`` defaults to the
-    error's file name."""
-    where = shown or (os.fsdecode(err.filename) if err.filename is not None else "the path")
-    if isinstance(err, PermissionError):
-        return ToolError(
-            ErrorCode.PERMISSION_DENIED,
-            f"Permission denied on {where}: toolbound's user may not read it or search a "
-            "folder on its path. Use a path you have access to.",
-        )
+# What an OSError met on a tool's path means for the model; the code follows from it.
+OsErrorKind = Literal["permission", "no_space", "not_found", "too_long", "loop", "other"]
+
+_CODES: dict[OsErrorKind, ErrorCode] = {
+    "permission": ErrorCode.PERMISSION_DENIED,
+    "no_space": ErrorCode.PERMISSION_DENIED,
+    "not_found": ErrorCode.NOT_FOUND,
+    "too_long": ErrorCode.INVALID_ARGUMENT,
+    "loop": ErrorCode.NOT_FOUND,
+    "other": ErrorCode.NOT_FOUND,
+}
+
+
+def os_error_kind(err: OSError) -> OsErrorKind:
+    if isinstance(err, PermissionError) or err.errno == errno.EROFS:
+        return "permission"
+    if err.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "no_space"
+    if isinstance(err, FileNotFoundError | NotADirectoryError):
+        return "not_found"
     if err.errno == errno.ENAMETOOLONG:
-        return ToolError(ErrorCode.INVALID_ARGUMENT, f"The path is too long: {where}.")
-    return ToolError(
-        ErrorCode.NOT_FOUND,
+        return "too_long"
+    if err.errno == errno.ELOOP:
+        return "loop"
+    return "other"
+
+
+def os_error(
+    err: OSError,
+    shown: str | None = None,
+    *,
+    words: Callable[[OsErrorKind], str | None] | None = None,
+) -> ToolError:
+    """The one map from an OSError to the TOOL_ error the model reads.
+
+    The kind of error decides the code; ``words`` lets a tool say it in its
+    own terms (Read names the file it could not read), returning None for the
+    kinds it leaves to the general wording: the path changed under the call
+    (another process may swap or remove any file at any moment) or the system
+    refused it. ``shown`` defaults to the error's file name.
+    """
+    kind = os_error_kind(err)
+    message = words(kind) if words is not None else None
+    if message is None:
+        where = shown or (os.fsdecode(err.filename) if err.filename is not None else "the path")
+        message = _general_words(kind, where, err)
+    return ToolError(_CODES[kind], message)
+
+
+def _general_words(kind: OsErrorKind, where: str, err: OSError) -> str:
+    if kind == "permission":
+        return (
+            f"Permission denied on {where}: toolbound's user may not read it or search a "
+            "folder on its path. Use a path you have access to."
+        )
+    if kind == "no_space":
+        return f"{where}: {err.strerror or err} (no space left). Free some space, then call again."
+    if kind == "too_long":
+        return f"The path is too long: {where}."
+    return (
         f"{where} could not be reached ({err.strerror or err}): it or a symlink on its path "
-        "changed or vanished meanwhile. Check the path (Glob lists what is there) and call again.",
+        "changed or vanished meanwhile. Check the path (Glob lists what is there) and call again."
     )
+
+
+def path_error(err: OSError, shown: str | None = None) -> ToolError:
+    """An OSError met on the way from a tool's arguments to its result, in the general
+    wording (``os_error`` without a tool's own words)."""
+    return os_error(err, shown)
 
 
 def _inside(path: Path, root: Path) -> bool:

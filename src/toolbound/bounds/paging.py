@@ -20,7 +20,7 @@ Pieces:
     decode_counting  UTF-8 -> text, with the positions and sizes of bad bytes
     Page, build_page RawLine stream + limits -> the window's text and counts
     quick_page       the same page from one buffer, when no line needs repair
-    window_notice    the model-facing notice: next offset, clips, replacements
+    window_notice    a window's counts -> its notice (the sentences: toolbound.notices)
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from toolbound import notices
 from toolbound.bounds.lines import clip_line
 from toolbound.bounds.newlines import count_newlines, nth_newline
-from toolbound.limits import format_size
 
 ReadAt = Callable[[int, int], bytes]
 """``read_at(position, size)``: up to ``size`` bytes at ``position``; fewer only at the end."""
@@ -268,68 +268,5 @@ def quick_page(
     return Page(text, lines, end, 0, 0, stop)
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def _repairs(page: Page, max_line_chars: int) -> list[str]:
-    said: list[str] = []
-    if page.clipped_lines:
-        was = "was" if page.clipped_lines == 1 else "were"
-        said.append(
-            f"{_plural(page.clipped_lines, 'line')} longer than {max_line_chars} characters "
-            f"{was} clipped to {max_line_chars}."
-        )
-    if page.replaced_bytes:
-        was = "was" if page.replaced_bytes == 1 else "were"
-        said.append(
-            f"{_plural(page.replaced_bytes, 'byte')} of invalid UTF-8 {was} replaced with U+FFFD."
-        )
-    return said
-
-
-def window_notice(
-    *,
-    offset: int,
-    page: Page,
-    reached_eof: bool,
-    total_lines: int | None,
-    limit_lines: int,
-    max_bytes: int,
-    max_line_chars: int,
-) -> str | None:
-    """The notice for a window, or None when the window is the clean end of the file.
-
-    Names the next offset when the file goes on, which limit stopped the
-    window, how many lines were clipped and how many bytes replaced; past the
-    end it says how many lines the file has.
-    """
-    if page.line_count == 0 and reached_eof and total_lines is not None:
-        if total_lines == 0:
-            if offset == 0:
-                return "The file is empty."
-            return f"offset {offset} is past the end: the file is empty (0 lines)."
-        last_page = max(0, total_lines - limit_lines)
-        return (
-            f"offset {offset} is past the end: the file has {_plural(total_lines, 'line')}. "
-            f"Use an offset below {total_lines} (offset {last_page} shows the last lines)."
-        )
-    first, last = offset + 1, offset + page.line_count
-    shown = f"line {first}" if first == last else f"lines {first}-{last}"
-    said: list[str]
-    if reached_eof:
-        said = [f"Showing {shown} of {total_lines} (end of file)."]
-    else:
-        why = (
-            f"the {format_size(max_bytes)} budget"
-            if page.stop == "budget"
-            else f"the {limit_lines}-line limit"
-        )
-        said = [
-            f"Showing {shown}; stopped at {why}. "
-            f"The file continues: call Read with offset {last} for the next lines."
-        ]
-    repairs = _repairs(page, max_line_chars)
-    if reached_eof and not repairs:
-        return None
-    return " ".join(said + repairs)
+# The notice for a window, or None when it is the clean end of the file.
+window_notice = notices.read_window

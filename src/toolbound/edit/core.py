@@ -27,7 +27,6 @@ Pieces:
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 from collections.abc import Callable, Iterable
@@ -41,7 +40,7 @@ from toolbound.edit.record import Hasher, ReadRecord, content_digest
 from toolbound.edit.replace import encode_text, plan_edit
 from toolbound.edit.text import BOM, has_bare_lf, line_endings, to_crlf
 from toolbound.limits import DEFAULT_LIMITS, Limits
-from toolbound.paths import Resolved, path_error
+from toolbound.paths import OsErrorKind, Resolved, os_error
 from toolbound.results import ErrorCode, ToolError
 
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -72,22 +71,25 @@ class ChangeResult:
 
 
 def _write_error(err: OSError, target: Resolved) -> ToolError:
-    """An OSError while writing, as the error the model reads (one boundary)."""
-    if isinstance(err, PermissionError) or err.errno == errno.EROFS:
-        return ToolError(
-            ErrorCode.PERMISSION_DENIED,
-            f"{target.shown} cannot be written: {err.strerror or err} (toolbound's user may "
-            "not write it or its folder). Change a file you may write, or its permissions.",
-        )
-    if err.errno in (errno.ENOSPC, errno.EDQUOT):
-        return ToolError(
-            ErrorCode.PERMISSION_DENIED,
-            f"{target.shown} was not changed: {err.strerror} (no space for the new content). "
-            "Free some space, then call again; the file is as it was.",
-        )
-    if err.errno == errno.ELOOP:
-        return _replaced_meanwhile(target)
-    return path_error(err, target.shown)
+    """An OSError while writing, through ``os_error`` in a writer's words."""
+
+    def words(kind: OsErrorKind) -> str | None:
+        if kind == "permission":
+            return (
+                f"{target.shown} cannot be written: {err.strerror or err} (toolbound's user "
+                "may not write it or its folder). Change a file you may write, or its "
+                "permissions."
+            )
+        if kind == "no_space":
+            return (
+                f"{target.shown} was not changed: {err.strerror} (no space for the new "
+                "content). Free some space, then call again; the file is as it was."
+            )
+        if kind == "loop":
+            return _replaced_meanwhile(target).message
+        return None
+
+    return os_error(err, target.shown, words=words)
 
 
 def _replaced_meanwhile(target: Resolved) -> ToolError:

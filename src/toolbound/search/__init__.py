@@ -14,6 +14,5 @@ Pieces:
     passes       Grep's two passes: the files with a match, then their lines or counts
     matchlines   rg's content and count output read back (pass 2)
     ranking      bounded heaps and the budget fit (pure)
-    page_notice  a Grep page's notice, from how its rg runs ended
-    notices      the model-facing sentences
+    page_notice  a Grep page's notice, from how its rg runs ended (sentences: toolbound.notices)
 """

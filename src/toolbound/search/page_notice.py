@@ -2,7 +2,7 @@
 
 One ``PageNotice`` per page, built from every rg run the page needed (the walk
 and pass 2), so the three output modes word a stop, the next page, the budget,
-clipped lines and skipped paths the same way (the sentences: search/notices.py).
+clipped lines and skipped paths the same way (the sentences: toolbound.notices).
 
 Pieces:
     PageNotice  rg outcomes + the call's offset -> whether the page stopped early, its notice
@@ -12,13 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from toolbound import notices
 from toolbound.arguments import GrepArgs
 from toolbound.limits import Limits
-from toolbound.search import notices
 from toolbound.search.rg import RgOutcome
-
-# What a Grep call can narrow to see less.
-_NARROW = "`path`, `glob` or `pattern`"
 
 
 class PageNotice:
@@ -38,7 +35,9 @@ class PageNotice:
         if self.stopped is not None:
             s.append(notices.stopped(self.stopped, timeout_s=self.limits.search_timeout_s))
         if more:
-            s.append(notices.next_page(offset=self.args.offset, shown=shown, narrow=_NARROW))
+            s.append(
+                notices.next_page(offset=self.args.offset, shown=shown, narrow=notices.GREP_NARROW)
+            )
             if stopped_by in ("bytes", "lines"):
                 s.append(notices.budget_reached(self.limits.search))
         elif shown == 0 and self.args.offset > 0 and available == 0:

@@ -16,7 +16,7 @@ Pieces:
     replay      reading the recorded calls and events back
 """
 
-from toolbound.store.backend import driver_errors, is_url, store_location
+from toolbound.store.backend import is_url, store_location
 from toolbound.store.context import CheckpointRecord
 from toolbound.store.errors import StoreUnavailable
 from toolbound.store.messages import TranscriptError
@@ -39,7 +39,6 @@ __all__ = [
     "SessionStore",
     "StoreUnavailable",
     "TranscriptError",
-    "driver_errors",
     "estimate_tokens",
     "is_url",
     "message_tokens",

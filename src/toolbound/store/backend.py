@@ -16,7 +16,6 @@ Pieces:
     SqliteBackend      ``<data_dir>/toolbound.db``
     is_url             does a store location name a PostgreSQL database
     store_location     --store / $TOOLBOUND_STORE / the data dir: where a host records
-    driver_errors      the database drivers' error classes, for an adapter's boundary
     open_backend       a store location -> its Backend
 """
 
@@ -24,7 +23,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -151,13 +149,6 @@ def is_url(location: str | Path) -> bool:
 def store_location(store: str | Path | None, data_dir: Path) -> str | Path:
     """Where a host records: ``store`` if given, else ``$TOOLBOUND_STORE``, else the data dir."""
     return store or os.environ.get(STORE_ENV) or data_dir
-
-
-def driver_errors() -> tuple[type[BaseException], ...]:
-    """sqlite3's and (once loaded: nothing else can raise them) psycopg's base errors."""
-    psycopg = sys.modules.get("psycopg")
-    pg: tuple[type[BaseException], ...] = (psycopg.Error,) if psycopg is not None else ()
-    return (sqlite3.Error, *pg)
 
 
 def open_backend(location: str | Path, *, busy_timeout_s: float) -> Backend:

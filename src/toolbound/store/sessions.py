@@ -141,13 +141,21 @@ class SessionStore:
         return self.backend.describe()
 
     @contextmanager
+    def _failing_as_unavailable(self) -> Iterator[None]:
+        """The driver's errors met in a transaction, as the store's one error."""
+        try:
+            yield
+        except self.backend.errors as err:
+            raise StoreUnavailable(f"the store {self.describe()} failed: {err}") from err
+
+    @contextmanager
     def _write(self, session_id: str | None = None) -> Iterator[Conn]:
         """One write transaction, holding the lock that orders writers from its start.
 
         ``session_id``: a write that reads the session's state first (append,
         checkpoint), ordered with the session's other writers.
         """
-        with self._lock:
+        with self._lock, self._failing_as_unavailable():
             if session_id is None:
                 self._conn.execute(self.backend.begin_write)
             else:
@@ -163,7 +171,7 @@ class SessionStore:
     @contextmanager
     def _read(self) -> Iterator[Conn]:
         """One read transaction: a consistent snapshot across its queries."""
-        with self._lock:
+        with self._lock, self._failing_as_unavailable():
             self._conn.execute(self.backend.begin_read)
             try:
                 yield self._conn
@@ -262,12 +270,7 @@ class SessionStore:
 
         Raises StoreUnavailable when the session cannot be written.
         """
-        try:
-            sid = self.session(session_id).id
-        except self.backend.errors as err:
-            raise StoreUnavailable(
-                f"cannot record in the store {self.backend.describe()}: {err}"
-            ) from err
+        sid = self.session(session_id).id
         return CallRecorder(self.backend, sid, limits=self.limits)
 
     def dropped(

@@ -26,7 +26,6 @@ Pieces:
     run            the tool's entry point
     Ending         how the shell's run ended
     shape_stream   a capture -> the model's text (pure but for the spill)
-    notices        the model-facing notice sentences
 """
 
 from __future__ import annotations
@@ -41,6 +40,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from enum import Enum
 
+from toolbound import notices
 from toolbound.arguments import BashArgs
 from toolbound.bounds import Cut, truncate_to
 from toolbound.exec import sandbox
@@ -132,12 +132,13 @@ async def run(args: BashArgs, ctx: ToolContext) -> BashResult:
         ending,
         (out_held, out),
         (err_held, err),
-        notice=notices(
-            ending,
+        notice=notices.bash_run(
+            timed_out=ending is Ending.TIMED_OUT,
+            aborted=ending is Ending.ABORTED,
             timeout_s=timeout_s,
-            limits=limits,
+            timeout_max_s=limits.bash_timeout_max_s,
             lingering=len(stopped - {shell.pid}) if ending is Ending.EXITED else 0,
-            invalid=await _invalid_bytes(out_held, err_held),
+            invalid=(await _invalid_bytes(out_held, err_held)).items(),
         ),
         duration_ms=int((time.monotonic() - started) * 1000),
     )
@@ -323,36 +324,6 @@ def _signal_name(returncode: int | None) -> str | None:
         return signals.Signals(-returncode).name
     except ValueError:
         return f"SIG{-returncode}"
-
-
-def notices(
-    ending: Ending,
-    *,
-    timeout_s: float,
-    limits: Limits,
-    lingering: int,
-    invalid: dict[Stream, int],
-) -> str | None:
-    """The notice sentences for how the run ended, or None when there is nothing to say."""
-    parts: list[str] = []
-    if ending is Ending.TIMED_OUT:
-        parts.append(
-            f"The command timed out after {timeout_s:g} s and its whole process tree was "
-            f"stopped. Pass a longer timeout (at most {limits.bash_timeout_max_s:g} s) or "
-            "make the command finish sooner."
-        )
-    elif ending is Ending.ABORTED:
-        parts.append("The call was aborted and its whole process tree was stopped.")
-    if lingering:
-        noun = "process" if lingering == 1 else "processes"
-        parts.append(
-            f"The shell exited but {lingering} {noun} it started kept running; "
-            f"stopped {lingering} lingering {noun}."
-        )
-    for stream, count in invalid.items():
-        if count:
-            parts.append(f"{stream} had {count} invalid UTF-8 bytes, shown as U+FFFD.")
-    return " ".join(parts) or None
 
 
 def _result(

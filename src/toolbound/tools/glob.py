@@ -19,9 +19,9 @@ import asyncio
 import os
 import time
 
+from toolbound import notices
 from toolbound.arguments import GlobArgs
 from toolbound.results import ErrorCode, GlobResult, ToolError
-from toolbound.search import notices
 from toolbound.search.files import newest_files
 from toolbound.search.ranking import fit_page, item_size
 from toolbound.search.rg import base_args, raise_if_fatal

@@ -45,7 +45,7 @@ from toolbound.bounds.paging import (
 )
 from toolbound.edit.record import ReadRecord, content_digest
 from toolbound.limits import Limits
-from toolbound.paths import Resolved, Roots
+from toolbound.paths import OsErrorKind, Resolved, Roots, os_error
 from toolbound.results import ErrorCode, ReadResult, ToolError
 from toolbound.tools import ToolContext
 from toolbound.tools.lineindex import INDEXES, FileKey, ScanStopped
@@ -337,28 +337,30 @@ def _take_window(
 
 
 def _os_error(err: OSError, target: Resolved) -> ToolError:
-    """Map an OSError from stat/open/read to the error the model reads (one boundary)."""
-    if isinstance(err, PermissionError):
-        return ToolError(
-            ErrorCode.PERMISSION_DENIED,
-            f"Permission denied reading {target.shown}: toolbound's user may not read it "
-            "(or search its folder). Read a file you have access to, or change its permissions.",
-        )
-    if isinstance(err, FileNotFoundError | NotADirectoryError):
-        return ToolError(ErrorCode.NOT_FOUND, _not_found_message(target))
-    if err.errno == errno.ENAMETOOLONG:
-        return ToolError(ErrorCode.INVALID_ARGUMENT, f"The path is too long: {target.shown}.")
-    if err.errno == errno.ELOOP:
-        return ToolError(
-            ErrorCode.NOT_FOUND,
-            f"{target.shown} is a symlink loop and leads to no file; Read the file it was "
-            "meant to point to.",
-        )
-    return ToolError(
-        ErrorCode.NOT_FOUND,
-        f"{target.shown} could not be read: {err.strerror or err}. Check the file and call "
-        "Read again.",
-    )
+    """An OSError from stat/open/read, through ``os_error`` in Read's words."""
+
+    def words(kind: OsErrorKind) -> str | None:
+        if kind == "permission":
+            return (
+                f"Permission denied reading {target.shown}: toolbound's user may not read it "
+                "(or search its folder). Read a file you have access to, or change its "
+                "permissions."
+            )
+        if kind == "not_found":
+            return _not_found_message(target)
+        if kind == "loop":
+            return (
+                f"{target.shown} is a symlink loop and leads to no file; Read the file it was "
+                "meant to point to."
+            )
+        if kind == "other":
+            return (
+                f"{target.shown} could not be read: {err.strerror or err}. Check the file and "
+                "call Read again."
+            )
+        return None
+
+    return os_error(err, target.shown, words=words)
 
 
 def _not_found_message(target: Resolved) -> str:

@@ -1,0 +1,189 @@
+"""Every model-facing notice sentence, in one place.
+
+A notice is not a stable contract (seed section 5): ``truncated`` and the
+counts are. It says why a result stopped and the next step: the next
+``offset``, a narrower path, how many lines were clipped, what was skipped.
+Each function takes the facts the tool found and returns its sentences;
+which sentences a result needs is still the tool's choice (Read's window in
+bounds/paging.py, a Grep page in search/page_notice.py, Glob and Bash in
+their tools). Markers inside a payload are not notices: bounds/markers.py.
+
+Pieces:
+    read_window     Read: the window shown, what stopped it, clips, replaced bytes
+    next_page       Grep: "Showing entries 1-200; more exist: call again with offset 200 …"
+    GREP_NARROW     what a Grep call can narrow to see less
+    more_files      Glob's "more files matched: narrow pattern or path"
+    budget_reached  Grep/Glob: which result budget cut the page
+    clipped_lines   Grep: "N lines were clipped at 2000 characters."
+    skipped_paths   Grep/Glob: "N paths could not be read … skipped."
+    stopped         Grep/Glob: the search timeout or an abort cut the walk
+    past_the_end    Grep: an offset beyond the last entry
+    bash_run        Bash: timeout, abort, lingering processes, invalid UTF-8
+    join            sentences -> one notice, or None
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from toolbound.limits import Budget, format_size
+
+if TYPE_CHECKING:  # bounds/paging.py names this module's read_window its window_notice
+    from toolbound.bounds.paging import Page
+
+# What a Grep call can narrow to see less.
+GREP_NARROW = "`path`, `glob` or `pattern`"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _read_repairs(clipped_lines: int, replaced_bytes: int, max_line_chars: int) -> list[str]:
+    said: list[str] = []
+    if clipped_lines:
+        was = "was" if clipped_lines == 1 else "were"
+        said.append(
+            f"{_plural(clipped_lines, 'line')} longer than {max_line_chars} characters "
+            f"{was} clipped to {max_line_chars}."
+        )
+    if replaced_bytes:
+        was = "was" if replaced_bytes == 1 else "were"
+        said.append(
+            f"{_plural(replaced_bytes, 'byte')} of invalid UTF-8 {was} replaced with U+FFFD."
+        )
+    return said
+
+
+def read_window(
+    *,
+    offset: int,
+    page: Page,
+    reached_eof: bool,
+    total_lines: int | None,
+    limit_lines: int,
+    max_bytes: int,
+    max_line_chars: int,
+) -> str | None:
+    """Read's notice for a window, or None when the window is the clean end of the file.
+
+    Names the next offset when the file goes on, which limit stopped the
+    window, how many lines were clipped and how many bytes replaced; past the
+    end it says how many lines the file has.
+    """
+    line_count = page.line_count
+    if line_count == 0 and reached_eof and total_lines is not None:
+        if total_lines == 0:
+            if offset == 0:
+                return "The file is empty."
+            return f"offset {offset} is past the end: the file is empty (0 lines)."
+        last_page = max(0, total_lines - limit_lines)
+        return (
+            f"offset {offset} is past the end: the file has {_plural(total_lines, 'line')}. "
+            f"Use an offset below {total_lines} (offset {last_page} shows the last lines)."
+        )
+    first, last = offset + 1, offset + line_count
+    shown = f"line {first}" if first == last else f"lines {first}-{last}"
+    said: list[str]
+    if reached_eof:
+        said = [f"Showing {shown} of {total_lines} (end of file)."]
+    else:
+        why = (
+            f"the {format_size(max_bytes)} budget"
+            if page.stop == "budget"
+            else f"the {limit_lines}-line limit"
+        )
+        said = [
+            f"Showing {shown}; stopped at {why}. "
+            f"The file continues: call Read with offset {last} for the next lines."
+        ]
+    repairs = _read_repairs(page.clipped_lines, page.replaced_bytes, max_line_chars)
+    if reached_eof and not repairs:
+        return None
+    return " ".join(said + repairs)
+
+
+def next_page(*, offset: int, shown: int, narrow: str) -> str:
+    first, last = offset + 1, offset + shown
+    return (
+        f"Showing entries {first}-{last}; more exist. Call again with offset {last} for "
+        f"the next page, or narrow {narrow}."
+    )
+
+
+def more_files(*, shown: int, raise_to: int | None) -> str:
+    """Glob's cut; ``raise_to`` is the highest ``limit`` when raising it would help."""
+    step = f"raise `limit` (up to {raise_to}) or narrow" if raise_to else "narrow"
+    return (
+        f"Showing the {shown} newest matching files; more matched: {step} `pattern` or "
+        "`path` to see the others."
+    )
+
+
+def budget_reached(budget: Budget) -> str:
+    return f"The page stopped at the {budget.label} result budget."
+
+
+def clipped_lines(n: int, *, max_line_chars: int) -> str:
+    noun = "line was" if n == 1 else "lines were"
+    return f"{n} {noun} clipped at {max_line_chars} characters."
+
+
+def skipped_paths(n: int, *, first: str | None) -> str:
+    noun = "path" if n == 1 else "paths"
+    verb = "was" if n == 1 else "were"
+    example = f" (first: {first})" if first else ""
+    return f"{n} {noun} could not be read and {verb} skipped{example}."
+
+
+def stopped(reason: str, *, timeout_s: float) -> str:
+    if reason == "timeout":
+        return (
+            f"The search was stopped after {timeout_s:g}s and shows only what it found by "
+            "then, so newer matches may be missing. Narrow the path to search less."
+        )
+    return "The search was aborted and shows only what it found by then."
+
+
+def past_the_end(offset: int) -> str:
+    return f"No entries at offset {offset}: the result has fewer. Use a smaller offset."
+
+
+def bash_run(
+    *,
+    timed_out: bool,
+    aborted: bool,
+    timeout_s: float,
+    timeout_max_s: float,
+    lingering: int,
+    invalid: Iterable[tuple[str, int]],
+) -> str | None:
+    """Bash's notice for how the run ended, or None when there is nothing to say.
+
+    ``lingering`` counts the processes the shell left running (stopped after
+    it exited); ``invalid`` pairs each stream with its invalid UTF-8 bytes.
+    """
+    parts: list[str] = []
+    if timed_out:
+        parts.append(
+            f"The command timed out after {timeout_s:g} s and its whole process tree was "
+            f"stopped. Pass a longer timeout (at most {timeout_max_s:g} s) or "
+            "make the command finish sooner."
+        )
+    elif aborted:
+        parts.append("The call was aborted and its whole process tree was stopped.")
+    if lingering:
+        noun = "process" if lingering == 1 else "processes"
+        parts.append(
+            f"The shell exited but {lingering} {noun} it started kept running; "
+            f"stopped {lingering} lingering {noun}."
+        )
+    for stream, count in invalid:
+        if count:
+            parts.append(f"{stream} had {count} invalid UTF-8 bytes, shown as U+FFFD.")
+    return join(parts)
+
+
+def join(sentences: list[str]) -> str | None:
+    return " ".join(sentences) if sentences else None
