@@ -34,6 +34,13 @@ async def wait_lines(page: Any, which: str, count: int) -> list[str]:
     return await pane(page, which)
 
 
+async def wait_first_line(page: Any, which: str, text: str) -> None:
+    """Wait until the pane's first shown line is ``text`` (the pane renders on a frame)."""
+    await page.wait_for_function(
+        f"t => ({PANE_LINES})('#{which}')[0] === t", arg=text, timeout=WAIT_MS
+    )
+
+
 async def start_call(
     served: Served, call_id: str, command: str, *, timeout_s: int = 60
 ) -> asyncio.Task[dict[str, Any]]:
@@ -149,10 +156,10 @@ async def test_the_viewer_pages_through_a_500_kb_spill_file(served: Served, page
     await page.click("#viewer-next")
     await page.wait_for_selector("#viewer[data-offset='1000']")
     assert await page.text_content("#viewer-info") == "lines 1001–1500 · 524288 bytes"
-    assert (await pane(page, "viewer-text"))[0] == "row 001000"
+    await wait_first_line(page, "viewer-text", "row 001000")
     await page.click("#viewer-prev")
     await page.wait_for_selector("#viewer[data-offset='500']")
-    assert (await pane(page, "viewer-text"))[0] == "row 000500"
+    await wait_first_line(page, "viewer-text", "row 000500")
     await screenshot(page, "spill-viewer.png")
 
     # Paged through Read windows, never the whole file, never every line in the DOM.
