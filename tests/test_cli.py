@@ -50,7 +50,7 @@ def test_events_print_json_lines_ending_with_the_result(tmp_path: Path) -> None:
     assert events[0]["result"]["error"]["code"] == "TOOL_INVALID_ARGUMENT"
 
 
-def test_write_creates_a_file_and_an_edit_in_a_later_process_must_read_it_first(
+def test_what_one_call_read_or_wrote_is_known_to_the_session_s_next_call(
     tmp_path: Path,
 ) -> None:
     data = ("--data-dir", str(tmp_path / "d"))
@@ -58,12 +58,23 @@ def test_write_creates_a_file_and_an_edit_in_a_later_process_must_read_it_first(
     wrote = run("call", "Write", args, "--text", *data, cwd=tmp_path)
     assert (wrote.returncode, wrote.stdout.splitlines()[0]) == (0, "Created pkg/a.txt (4 bytes).")
     assert (tmp_path / "pkg/a.txt").read_text() == "one\n"
-    # Each `toolbound call` is its own host: what one process read or wrote is not known
-    # to the next, so an Edit there is refused until that process has Read the file.
+    # Each `toolbound call` is its own host, but the session's read record is in the
+    # store: the next process of the session may Edit what this one wrote.
     edit = '{"path": "pkg/a.txt", "oldString": "one", "newString": "two"}'
     edited = run("call", "Edit", edit, *data, cwd=tmp_path)
-    assert edited.returncode == 1
-    assert json.loads(edited.stdout)["error"]["code"] == "TOOL_NOT_READ"
+    assert (edited.returncode, json.loads(edited.stdout)["replacements"]) == (0, 1)
+    # Another session has read nothing.
+    other = run("call", "Edit", edit, *data, "--session", "other", cwd=tmp_path)
+    assert json.loads(other.stdout)["error"]["code"] == "TOOL_NOT_READ"
+    # A change by another process between two calls is seen by the next one.
+    (tmp_path / "pkg/a.txt").write_text("two, changed\n")
+    again = '{"path": "pkg/a.txt", "oldString": "two", "newString": "three"}'
+    refused = run("call", "Edit", again, *data, cwd=tmp_path)
+    assert json.loads(refused.stdout)["error"]["code"] == "TOOL_FILE_CHANGED"
+    read = run("call", "Read", '{"path": "pkg/a.txt"}', *data, cwd=tmp_path)
+    assert read.returncode == 0
+    edited = run("call", "Edit", again, *data, cwd=tmp_path)
+    assert (edited.returncode, (tmp_path / "pkg/a.txt").read_text()) == (0, "three, changed\n")
 
 
 def test_text_prints_the_model_text_with_the_same_exit_status(tmp_path: Path) -> None:

@@ -203,6 +203,7 @@ class ToolHost:
         self.roots = Roots.create(self.workspace, self.scratch.dir, allow_external)
         # What this session has Read and written: Edit and Write check it (CONTRACT section 10).
         self.read_record = ReadRecord()
+        self._saved_record = 0
         self._live = LiveLock(self.data_dir, self.session_id)
         self._calls: dict[str, ToolContext] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -214,6 +215,8 @@ class ToolHost:
         newlines.preload()  # numpy's import, off every call's path
         self._live.acquire()
         self._store, self._recorder = await asyncio.to_thread(self._open_store)
+        if self._store is not None:
+            await asyncio.to_thread(self._load_read_record, self._store)
         is_ended = self._store.is_ended if self._store is not None else (lambda _sid: False)
         await asyncio.to_thread(
             sweep,
@@ -223,6 +226,31 @@ class ToolHost:
             keep=frozenset({self.session_id}),
         )
         return self
+
+    def _load_read_record(self, store: SessionStore) -> None:
+        """What this session Read in an earlier host (``toolbound call`` is one per call)."""
+        try:
+            saved = store.read_record(self.session_id)
+            if saved is not None:
+                self.read_record = ReadRecord.from_json(saved)
+        except (StoreUnavailable, ValueError) as err:
+            log.warning(
+                "toolbound: session %s starts with no read record: %s", self.session_id, err
+            )
+        self._saved_record = self.read_record.version
+
+    async def _save_read_record(self) -> None:
+        """Keep the read record in the store once a call changed it."""
+        store, version = self._store, self.read_record.version
+        if store is None or version == self._saved_record:
+            return
+        try:
+            await asyncio.to_thread(
+                store.save_read_record, self.session_id, self.read_record.to_json()
+            )
+            self._saved_record = version
+        except StoreUnavailable as err:
+            log.warning("toolbound: the read record of %s is not kept: %s", self.session_id, err)
 
     def _open_store(self) -> tuple[SessionStore | None, CallRecorder | None]:
         """The session store and this session's recorder; (None, None) if unusable."""
@@ -351,6 +379,8 @@ class ToolHost:
         self._calls[ctx.tool_call_id] = ctx
         try:
             result = await self._dispatch(call.tool, call.args, ctx)
+            # Kept before the result is out, so the session's next host knows this Read.
+            await self._save_read_record()
             event = sink.result(result.to_wire())
         except BaseException as exc:
             # A bug, not a tool error: the consumer of the events gets the exception.

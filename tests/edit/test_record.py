@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -87,3 +88,27 @@ def test_windows_kept_per_file_are_bounded() -> None:
     for offset in range(8):
         saw(record, f"c{offset}", offset, 1)
     assert [s.call_id for s in record.seen(FILE)] == ["c4", "c5", "c6", "c7"]
+
+
+def test_a_saved_record_comes_back_whole(tmp_path: Path) -> None:
+    record = ReadRecord()
+    real = tmp_path / "f.txt"
+    odd = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9.txt"))  # not UTF-8
+    record.saw_window(
+        real,
+        call_id="c1",
+        offset=0,
+        limit=10,
+        line_count=2,
+        start_byte=0,
+        end_byte=6,
+        at_eof=True,
+        digest=content_digest(b"a\nbcd\n"),
+    )
+    record.wrote(odd, call_id="c2", by="Write", size=3, digest=content_digest(b"xyz"))
+    record.new_context()
+    back = ReadRecord.from_json(record.to_json())
+    assert (back.seen(real), back.seen(odd)) == (record.seen(real), record.seen(odd))
+    assert back.earlier_read(real, offset=0, limit=10, digest=content_digest(b"a\nbcd\n")) is None
+    with pytest.raises(ValueError, match="not a saved read record"):
+        ReadRecord.from_json('{"files": {}}')

@@ -52,7 +52,11 @@ def test_store_database_records_its_migrations_by_name(
     assert raw("SELECT version, name FROM schema_migrations ORDER BY version") == [
         (m.version, m.name) for m in MIGRATIONS
     ]
-    assert [m.name for m in MIGRATIONS] == ["0001_initial", "0002_retention"]
+    assert [m.name for m in MIGRATIONS] == [
+        "0001_initial",
+        "0002_retention",
+        "0003_read_records",
+    ]
 
 
 def test_sqlite_store_uses_wal_and_foreign_keys(tmp_path: Path) -> None:

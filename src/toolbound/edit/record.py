@@ -33,12 +33,15 @@ Pieces:
                   SHA instructions: 0.18 s per 100 MB here, blake2b 0.44 s)
     Hasher        an incremental digest, fed while a file is written
     Seen          one entry: what a call saw (byte range, hash, call id, window)
-    ReadRecord    the record: saw_window, wrote, check, earlier_read, new_context
+    ReadRecord    the record: saw_window, wrote, check, earlier_read, new_context;
+                  to_json / from_json, so a later process of the session knows it
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import mmap
 import threading
 from dataclasses import dataclass, field
@@ -132,6 +135,30 @@ class ReadRecord:
         self._lock = threading.Lock()
         self._epoch = 0
         self._max_windows = max_windows_per_file
+        # Bumped by every change, so a holder saves the record only when it changed.
+        self.version = 0
+
+    def to_json(self) -> str:
+        """The record as JSON (paths as strings; a non-UTF-8 name escaped, never lost)."""
+        with self._lock:
+            files = {
+                str(path): [dataclasses.asdict(seen) for seen in entry.entries]
+                for path, entry in self._files.items()
+            }
+            return json.dumps({"epoch": self._epoch, "files": files})
+
+    @classmethod
+    def from_json(cls, text: str) -> ReadRecord:
+        """A record saved by :meth:`to_json`; ValueError when it is not one."""
+        record = cls()
+        try:
+            data = json.loads(text)
+            record._epoch = int(data["epoch"])
+            for path, entries in data["files"].items():
+                record._files[Path(path)] = _FileSeen([Seen(**e) for e in entries])
+        except (KeyError, TypeError, AttributeError) as err:
+            raise ValueError(f"not a saved read record: {err}") from err
+        return record
 
     def saw_window(
         self,
@@ -177,6 +204,7 @@ class ReadRecord:
             ]
             entry.entries.append(seen)
             del entry.entries[: -self._max_windows]
+            self.version += 1
         return seen
 
     def wrote(self, real: Path, *, call_id: str, by: SeenBy, size: int, digest: str) -> Seen:
@@ -184,12 +212,14 @@ class ReadRecord:
         seen = Seen(call_id, by, 0, size, True, digest, epoch=self._epoch)
         with self._lock:
             self._files[real] = _FileSeen([seen])
+            self.version += 1
         return seen
 
     def forget(self, real: Path) -> None:
         """Drop what was seen of a file (it was removed, or the session lost track of it)."""
         with self._lock:
-            self._files.pop(real, None)
+            if self._files.pop(real, None) is not None:
+                self.version += 1
 
     def seen(self, real: Path) -> tuple[Seen, ...]:
         """The entries held for a file, oldest first."""
@@ -239,3 +269,4 @@ class ReadRecord:
         count for Edit and Write, but :meth:`earlier_read` no longer returns them."""
         with self._lock:
             self._epoch += 1
+            self.version += 1

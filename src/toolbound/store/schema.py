@@ -295,9 +295,29 @@ CREATE INDEX sessions_by_end ON sessions (ended_at) WHERE ended_at IS NOT NULL;
     )
 )
 
+# What a session has Read and written (``edit.record.ReadRecord``), one JSON row per
+# session, replaced as it changes: Edit and Write in a later process of the same
+# session (``toolbound call``) still know what was Read. Not append-only: it is
+# state, not history.
+_READ_RECORDS = """
+CREATE TABLE read_records (
+    session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+    record     TEXT NOT NULL,
+    updated_at REAL NOT NULL
+);
+"""
+_PG_READ_RECORDS = """
+CREATE TABLE read_records (
+    session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+    record     TEXT NOT NULL,
+    updated_at DOUBLE PRECISION NOT NULL
+);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "0001_initial", _INITIAL, _PG_INITIAL),
     Migration(2, "0002_retention", _RETENTION, _PG_RETENTION),
+    Migration(3, "0003_read_records", _READ_RECORDS, _PG_READ_RECORDS),
 )
 
 

@@ -287,6 +287,24 @@ class SessionStore:
         with self._read() as conn:
             return read_dropped(conn, tool_call_id, session_id)
 
+    def read_record(self, session_id: str) -> str | None:
+        """The session's saved read record (``ReadRecord.to_json``), or None."""
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT record FROM read_records WHERE session_id = ?", (session_id,)
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def save_read_record(self, session_id: str, record: str) -> None:
+        """Replace the session's saved read record (the session must exist)."""
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO read_records (session_id, record, updated_at) VALUES (?, ?, ?)"
+                " ON CONFLICT (session_id) DO UPDATE"
+                " SET record = excluded.record, updated_at = excluded.updated_at",
+                (session_id, record, time.time()),
+            )
+
     def prune(
         self, *, ended_before: float | datetime | timedelta, transcripts: bool = False
     ) -> PruneReport:
@@ -313,6 +331,7 @@ class SessionStore:
                 f"DELETE FROM tool_events WHERE call_id IN ({calls})", (cutoff,)
             ).rowcount
             conn.execute(f"DELETE FROM tool_call_drops WHERE call_id IN ({calls})", (cutoff,))
+            conn.execute(f"DELETE FROM read_records WHERE session_id IN ({ended})", (cutoff,))
             tool_calls = conn.execute(
                 f"DELETE FROM tool_calls WHERE session_id IN ({ended})", (cutoff,)
             ).rowcount
