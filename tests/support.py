@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+# The interpreter a sandboxed command can run: the venv's own base, resolved, since a
+# venv (a clean clone's, say) under /tmp is hidden by the sandbox's private /tmp.
+# Only for stdlib scripts: it has none of the venv's packages.
+SANDBOX_PYTHON = os.path.realpath(sys.executable)
 
 T0 = 1_700_000_000  # a fixed epoch second; files get T0 - age as their mtime
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from support import SANDBOX_PYTHON
 from toolbound import DEFAULT_LIMITS, ToolHost
 from toolbound.bounds import count_lines
 from toolbound.context import ToolContext
@@ -672,7 +673,7 @@ async def test_a_giant_first_line_is_named_by_its_real_size_past_the_capture(
     host: ToolHost,
 ) -> None:
     # The seed's own example: the line is far larger than the 512 KB capture.
-    command = f"""{sys.executable} -c 'print("x" * 4200000); print("done")'"""
+    command = f"""{SANDBOX_PYTHON} -c 'print("x" * 4200000); print("done")'"""
     result = await call(host, {"command": command})
     path = result["spill"]["stdout"]
     assert result["stdout"] == "x" * 98304 + (
@@ -684,7 +685,7 @@ async def test_a_giant_first_line_is_named_by_its_real_size_past_the_capture(
 
 async def test_a_giant_last_line_of_stderr_is_named_by_its_real_size(host: ToolHost) -> None:
     script = 'import sys; sys.stderr.write("first\\nsecond\\n" + "y" * 4200000 + "\\n")'
-    result = await call(host, {"command": f"{sys.executable} -c '{script}'"})
+    result = await call(host, {"command": f"{SANDBOX_PYTHON} -c '{script}'"})
     path = result["spill"]["stderr"]
     assert result["stderr"] == (
         "[truncated: no complete line fits the 96KB limit; kept 98304 bytes of a single "

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from support import SANDBOX_PYTHON
 from toolbound import DEFAULT_LIMITS, ToolHost
 from toolbound.exec.sandbox import BWRAP_VAR, SandboxPolicy
 
@@ -149,7 +150,7 @@ async def test_without_network_only_the_sandboxs_own_loopback_answers(
     places: dict[str, Path], host_server: int, mode: str, network: bool
 ) -> None:
     async with ToolHost(places["ws"], places["data"], "s1", sandbox=mode, network=network) as host:
-        command = f"{sys.executable} -I -c '{NET_PROBE}' {host_server}"
+        command = f"{SANDBOX_PYTHON} -I -c '{NET_PROBE}' {host_server}"
         result = await bash(host, command)
     reached = "reached" if network else "ConnectionRefusedError"
     assert (result["stdout"], result["stderr"]) == (
