@@ -11,7 +11,7 @@ prune --ended-before DAYS [--transcripts]`` prints the session store's view as
 one JSON document. ``--store URL`` (else ``$TOOLBOUND_STORE``, else the data
 dir) names the store: a data dir or a ``postgresql://`` URL.
 ``toolbound serve`` runs the MCP server and the web view (``toolbound.serve``,
-imported only then).
+imported only then); ``toolbound web`` the web view alone, over the store.
 
 Pieces:
     build_parser        the argparse tree
@@ -128,6 +128,20 @@ def build_parser() -> argparse.ArgumentParser:
     _add_places(serve)
     _add_sandbox(serve)
     _add_store(serve)
+
+    web = sub.add_parser(
+        "web", help=f"serve the web view alone, over the store (default {DEFAULT_HTTP})"
+    )
+    web.add_argument(
+        "--http", metavar="HOST:PORT", default=DEFAULT_HTTP, help=f"listen here ({DEFAULT_HTTP})"
+    )
+    web.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow --http on an address outside 127.0.0.0/8 and ::1",
+    )
+    _add_places(web)
+    _add_store(web)
 
     tools = sub.add_parser("tools", help="print the tool definitions")
     tools.add_argument("--format", choices=["anthropic", "openai", "mcp"], default="anthropic")
@@ -333,6 +347,34 @@ def _serve(ns: argparse.Namespace) -> int:
         return 130
 
 
+def _web(ns: argparse.Namespace) -> int:
+    workspace = Path(ns.workspace).resolve()
+    if not workspace.is_dir():
+        return _usage(f"workspace {ns.workspace} is not a directory")
+    try:
+        host, port = parse_http_address(ns.http)
+        if not ns.allow_remote:
+            check_loopback(host)
+    except ValueError as err:
+        return _usage(str(err))
+    from toolbound.serve import ServeOptions, serve_web
+
+    options = ServeOptions(
+        workspace=workspace,
+        http=(host, port),
+        data_dir=Path(ns.data_dir) if ns.data_dir is not None else None,
+        allow_external=tuple(Path(d) for d in ns.allow_external),
+        token=os.environ.get(TOKEN_ENV) or None,
+    )
+    try:
+        asyncio.run(serve_web(options, host, port, store=ns.store))
+    except OSError as err:
+        return _usage(str(err))
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
 def _usage(message: str) -> int:
     sys.stderr.write(f"toolbound: {message}\n")
     return 2
@@ -366,6 +408,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
     if ns.command == "serve":
         return _serve(ns)
+    if ns.command == "web":
+        return _web(ns)
     return _usage(f"unknown command {ns.command}")
 
 

@@ -210,6 +210,47 @@ async def serve_http(options: ServeOptions, host: str, port: int) -> None:
         web.close()
 
 
+async def serve_web(options: ServeOptions, host: str, port: int, *, store: str | None) -> None:
+    """``toolbound web``: the web view alone, over the store (CONTRACT section 13).
+
+    No MCP server and no host of its own: it lists every session recorded in
+    the store (``store``, else ``$TOOLBOUND_STORE``, else the data dir's), replays
+    their calls, and follows running calls of a shared PostgreSQL store live.
+    "Open full output" reads through the Read tool with the roots of
+    ``options``. The token rules are ``serve``'s: printed at start, or
+    ``$TOOLBOUND_TOKEN``.
+    """
+    import uvicorn
+    from starlette.applications import Starlette
+
+    from toolbound.web import WebService
+    from toolbound.web.server import listen
+
+    web = WebService.open(
+        workspace=options.workspace,
+        data_dir=options.data_dir,
+        allow_external=options.allow_external,
+        limits=options.limits,
+        token=options.token,
+        store_url=store,
+    )
+    config = uvicorn.Config(
+        Starlette(routes=web.routes()),
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="off",
+        timeout_graceful_shutdown=HTTP_SHUTDOWN_GRACE_S,
+    )
+    sock = listen(host, port)
+    bound_host, bound_port = sock.getsockname()[:2]
+    _announce(f"web view on {web.url(bound_host, bound_port)}")
+    try:
+        await uvicorn.Server(config).serve(sockets=[sock])
+    finally:
+        web.close()
+
+
 def serve(options: ServeOptions) -> int:
     """Run the server until stopped; the exit status of ``toolbound serve``."""
     if options.http is None:
