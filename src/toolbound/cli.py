@@ -314,12 +314,13 @@ def check_loopback(host: str) -> None:
         )
 
 
-def _serve(ns: argparse.Namespace) -> int:
+def _serve(ns: argparse.Namespace, *, web_only: bool = False) -> int:
+    """``toolbound serve``, or with ``web_only`` ``toolbound web``: the same checks."""
     workspace = Path(ns.workspace).resolve()
     if not workspace.is_dir():
         return _usage(f"workspace {ns.workspace} is not a directory")
     try:
-        http = None if ns.stdio else parse_http_address(ns.http)
+        http = None if getattr(ns, "stdio", False) else parse_http_address(ns.http)
         if http is not None and not ns.allow_remote:
             check_loopback(http[0])
     except ValueError as err:
@@ -328,7 +329,7 @@ def _serve(ns: argparse.Namespace) -> int:
         # Every host of the server, and its web view, records into this store.
         os.environ["TOOLBOUND_STORE"] = ns.store
     # Imported here: the mcp SDK costs about 2 s, which `toolbound call` never pays.
-    from toolbound.serve import ServeOptions, serve
+    from toolbound.serve import ServeOptions, serve, serve_web
 
     options = ServeOptions(
         workspace=workspace,
@@ -336,43 +337,18 @@ def _serve(ns: argparse.Namespace) -> int:
         data_dir=Path(ns.data_dir) if ns.data_dir is not None else None,
         allow_external=tuple(Path(d) for d in ns.allow_external),
         token=os.environ.get(TOKEN_ENV) or None,
-        sandbox=ns.sandbox,
-        network=ns.network,
+        sandbox=getattr(ns, "sandbox", "off"),
+        network=getattr(ns, "network", True),
     )
     try:
+        if web_only and http is not None:
+            asyncio.run(serve_web(options, *http, store=ns.store))
+            return 0
         return serve(options)
     except OSError as err:
         return _usage(str(err))
     except KeyboardInterrupt:
         return 130
-
-
-def _web(ns: argparse.Namespace) -> int:
-    workspace = Path(ns.workspace).resolve()
-    if not workspace.is_dir():
-        return _usage(f"workspace {ns.workspace} is not a directory")
-    try:
-        host, port = parse_http_address(ns.http)
-        if not ns.allow_remote:
-            check_loopback(host)
-    except ValueError as err:
-        return _usage(str(err))
-    from toolbound.serve import ServeOptions, serve_web
-
-    options = ServeOptions(
-        workspace=workspace,
-        http=(host, port),
-        data_dir=Path(ns.data_dir) if ns.data_dir is not None else None,
-        allow_external=tuple(Path(d) for d in ns.allow_external),
-        token=os.environ.get(TOKEN_ENV) or None,
-    )
-    try:
-        asyncio.run(serve_web(options, host, port, store=ns.store))
-    except OSError as err:
-        return _usage(str(err))
-    except KeyboardInterrupt:
-        return 130
-    return 0
 
 
 def _usage(message: str) -> int:
@@ -409,7 +385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.command == "serve":
         return _serve(ns)
     if ns.command == "web":
-        return _web(ns)
+        return _serve(ns, web_only=True)
     return _usage(f"unknown command {ns.command}")
 
 

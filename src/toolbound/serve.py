@@ -14,6 +14,7 @@ Pieces:
     ServeOptions                     what and where to serve
     BearerGuard                      /mcp answers 401 without the token
     serve_stdio, serve_http, serve   run until stopped
+    serve_web                        ``toolbound web``: the web view alone, over the store
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ import os
 import secrets
 import signal
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 from mcp.server.stdio import stdio_server
@@ -36,6 +39,9 @@ from toolbound.host import ToolHost
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.mcp_server import build_server, server_session_id
 from toolbound.pool import HostPool, HostWatcher
+
+if TYPE_CHECKING:
+    from toolbound.web import WebService
 
 HTTP_PATH = "/mcp"
 # How long an HTTP shutdown waits for open requests before their calls are aborted.
@@ -170,44 +176,24 @@ async def serve_http(options: ServeOptions, host: str, port: int) -> None:
     on the next line, then the header MCP clients send: ``/mcp`` answers 401
     without that same token (:class:`BearerGuard`).
     """
-    import uvicorn
-
-    from toolbound.web import WebService
-    from toolbound.web.server import listen
-
-    web = WebService.open(
-        workspace=options.workspace,
-        data_dir=options.data_dir,
-        allow_external=options.allow_external,
-        limits=options.limits,
-        token=options.token,
-    )
+    web = _open_web(options, store=None)
     server = build_server(_pool(options, on_start=web.attach, on_end=web.detach), options.limits)
     # The web view shares the port: its page, API and event streams beside /mcp.
     app = server.streamable_http_app(
         streamable_http_path=HTTP_PATH, host=host, custom_starlette_routes=web.routes()
     )
-    config = uvicorn.Config(
-        BearerGuard(app, token=web.token, path=HTTP_PATH),
-        host=host,
-        port=port,
-        log_level="warning",
-        lifespan="on",
-        timeout_graceful_shutdown=HTTP_SHUTDOWN_GRACE_S,
-    )
-    sock = listen(host, port)
-    bound_host, bound_port = sock.getsockname()[:2]
-    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
-    _announce(
-        f"MCP server on http://{shown}:{bound_port}{HTTP_PATH} (workspace {options.workspace})"
-    )
-    _announce(f"web view on {web.url(bound_host, bound_port)}")
-    _announce(f"MCP clients send the header 'Authorization: Bearer {web.token}'")
-    _announce(_sandbox_line(options))
-    try:
-        await uvicorn.Server(config).serve(sockets=[sock])
-    finally:
-        web.close()
+
+    def announce(bound_host: str, bound_port: int) -> list[str]:
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        return [
+            f"MCP server on http://{shown}:{bound_port}{HTTP_PATH} (workspace {options.workspace})",
+            f"web view on {web.url(bound_host, bound_port)}",
+            f"MCP clients send the header 'Authorization: Bearer {web.token}'",
+            _sandbox_line(options),
+        ]
+
+    guarded = BearerGuard(app, token=web.token, path=HTTP_PATH)
+    await _run_http(guarded, host, port, web, lifespan="on", announce=announce)
 
 
 async def serve_web(options: ServeOptions, host: str, port: int, *, store: str | None) -> None:
@@ -220,13 +206,21 @@ async def serve_web(options: ServeOptions, host: str, port: int, *, store: str |
     ``options``. The token rules are ``serve``'s: printed at start, or
     ``$TOOLBOUND_TOKEN``.
     """
-    import uvicorn
     from starlette.applications import Starlette
 
-    from toolbound.web import WebService
-    from toolbound.web.server import listen
+    web = _open_web(options, store=store)
 
-    web = WebService.open(
+    def announce(bound_host: str, bound_port: int) -> list[str]:
+        return [f"web view on {web.url(bound_host, bound_port)}"]
+
+    app = Starlette(routes=web.routes())
+    await _run_http(app, host, port, web, lifespan="off", announce=announce)
+
+
+def _open_web(options: ServeOptions, *, store: str | None) -> WebService:
+    from toolbound.web import WebService
+
+    return WebService.open(
         workspace=options.workspace,
         data_dir=options.data_dir,
         allow_external=options.allow_external,
@@ -234,17 +228,34 @@ async def serve_web(options: ServeOptions, host: str, port: int, *, store: str |
         token=options.token,
         store_url=store,
     )
+
+
+async def _run_http(
+    app: ASGIApp,
+    host: str,
+    port: int,
+    web: WebService,
+    *,
+    lifespan: Literal["on", "off"],
+    announce: Callable[[str, int], list[str]],
+) -> None:
+    """Bind first, announce the lines for the bound address, serve until stopped."""
+    import uvicorn
+
+    from toolbound.web.server import listen
+
     config = uvicorn.Config(
-        Starlette(routes=web.routes()),
+        app,
         host=host,
         port=port,
         log_level="warning",
-        lifespan="off",
+        lifespan=lifespan,
         timeout_graceful_shutdown=HTTP_SHUTDOWN_GRACE_S,
     )
     sock = listen(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
-    _announce(f"web view on {web.url(bound_host, bound_port)}")
+    for line in announce(bound_host, bound_port):
+        _announce(line)
     try:
         await uvicorn.Server(config).serve(sockets=[sock])
     finally:
