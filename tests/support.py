@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -104,3 +105,15 @@ def bash_result(**fields: Any) -> dict[str, Any]:
         "durationMs": 5,
     }
     return {**result, **fields}
+
+
+def run_cli(*args: str, cwd: Path, timeout_s: float = 60) -> subprocess.CompletedProcess[str]:
+    """``toolbound ARGS…`` in a fresh process, its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "toolbound", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+    )

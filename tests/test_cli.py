@@ -6,24 +6,17 @@ import contextlib
 import json
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from support import run_cli
 from toolbound.store import SessionStore
 from toolbound.store.db import DB_NAME
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolbound", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_cli(*args, cwd=cwd)
 
 
 def test_tools_prints_the_definitions_in_each_format(tmp_path: Path) -> None:

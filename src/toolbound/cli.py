@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from toolbound.limits import DEFAULT_LIMITS
+from toolbound.model_text import PROFILES
 from toolbound.results import ToolError, is_error
 from toolbound.tooldefs import builtin_tool_defs
 
@@ -78,6 +79,16 @@ def _add_sandbox(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_profile(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--profile",
+        choices=list(PROFILES),
+        default="exact",
+        help="the result profile: exact (the seed's budgets, default) or economy "
+        "(the same facts in less of the context)",
+    )
+
+
 def _add_store(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--store",
@@ -106,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--text", action="store_true", help="print the text the model reads instead of JSON"
     )
     _add_sandbox(call)
+    _add_profile(call)
 
     serve = sub.add_parser(
         "serve",
@@ -127,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_places(serve)
     _add_sandbox(serve)
+    _add_profile(serve)
     _add_store(serve)
 
     web = sub.add_parser(
@@ -222,6 +235,7 @@ async def _call(ns: argparse.Namespace, args: Any) -> int:
         sandbox=ns.sandbox,
         network=ns.network,
         store=ns.store,
+        profile=ns.profile,
     ) as host:
         last: dict[str, Any] = {}
         async for event in host.stream(ns.tool, args):
@@ -339,6 +353,7 @@ def _serve(ns: argparse.Namespace, *, web_only: bool = False) -> int:
         token=os.environ.get(TOKEN_ENV) or None,
         sandbox=getattr(ns, "sandbox", "off"),
         network=getattr(ns, "network", True),
+        profile=getattr(ns, "profile", "exact"),
     )
     try:
         if web_only and http is not None:

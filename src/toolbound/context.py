@@ -4,7 +4,8 @@ It sits below the tools and the search machinery, so a helper such as
 ``search/files.py`` takes a context without importing from ``tools/``.
 
 Pieces:
-    ToolContext  limits, roots, scratch, the call's id, emit, abort, sandbox, read record
+    ToolContext  limits, roots, scratch, the call's id, emit, abort, sandbox, read record,
+                 profile, context gauge
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from dataclasses import dataclass, field
 
 from toolbound.edit.record import ReadRecord
 from toolbound.exec.sandbox import UNCONFINED, SandboxPolicy
+from toolbound.gauge import ContextGauge
 from toolbound.limits import Limits
+from toolbound.model_text import Profile
 from toolbound.paths import Roots
 from toolbound.results import Stream
 from toolbound.scratch import Scratch
@@ -31,6 +34,8 @@ class ToolContext:
     ``sandbox`` is where a command may write and whether it has a network.
     ``record`` is the session's record of what was Read and written (one per
     host): Read adds its windows, Edit and Write check and update it.
+    ``profile`` is the result profile in force (CONTRACT section 8) and
+    ``gauge`` how full the model's context is (one per host).
     """
 
     limits: Limits
@@ -41,3 +46,5 @@ class ToolContext:
     abort: asyncio.Event
     sandbox: SandboxPolicy = UNCONFINED
     record: ReadRecord = field(default_factory=ReadRecord)
+    profile: Profile = "exact"
+    gauge: ContextGauge = field(default_factory=ContextGauge)

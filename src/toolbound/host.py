@@ -36,8 +36,10 @@ from toolbound.context import ToolContext
 from toolbound.edit import ReadRecord
 from toolbound.exec.sandbox import SandboxPolicy
 from toolbound.exec.shield import wait_stopped
+from toolbound.gauge import ContextGauge
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.listeners import CallListener, CallStart
+from toolbound.model_text import PROFILES, Profile
 from toolbound.paths import Roots, default_data_dir, path_error
 from toolbound.results import ChunkEvent, ResultEvent, Stream, ToolError, WireModel
 from toolbound.scratch import LiveLock, Scratch, check_session_id, sweep
@@ -128,7 +130,9 @@ class _EventSink:
         """Emit the result event (to the listeners, not yet the consumer); no chunk follows."""
         tool_call_id = self._call.tool_call_id
         return self._emit(
-            lambda seq: ResultEvent.of(self._call.tool, tool_call_id, seq, result),
+            lambda seq: ResultEvent.of(
+                self._call.tool, tool_call_id, seq, result, profile=self._call.profile
+            ),
             queue=False,
             last=True,
         )
@@ -172,6 +176,11 @@ class ToolHost:
     that cannot be built makes every Bash call ``TOOL_SANDBOX_UNAVAILABLE``.
     ``listeners`` see every call (``toolbound.listeners``); each call keeps
     the ones listening when it started.
+
+    ``profile`` is the result profile (CONTRACT section 8): ``"exact"``, the
+    seed's table, or ``"economy"``. ``context_window`` is the model's context
+    in tokens and ``context_used(tokens)`` reports how much of it is in use;
+    the economy profile's budgets shrink as it fills.
     """
 
     def __init__(
@@ -186,8 +195,12 @@ class ToolHost:
         network: bool = True,
         store: str | Path | None = None,
         listeners: Iterable[CallListener] = (),
+        profile: str = "exact",
+        context_window: int | None = None,
     ) -> None:
         self.limits = limits
+        self.profile = _profile(profile)
+        self.gauge = ContextGauge(window=context_window)
         # Resolved once: bwrap found (or not) now, so a call never probes PATH.
         self.sandbox = SandboxPolicy.create(sandbox, network=network)
         self.workspace = Path(workspace).resolve()
@@ -312,6 +325,10 @@ class ToolHost:
                 log.warning("toolbound: session %s not marked ended: %s", self.session_id, err)
         self.scratch.remove()
 
+    def context_used(self, tokens: int) -> None:
+        """The model's context holds ``tokens`` tokens now (see ``context_window``)."""
+        self.gauge.report(tokens)
+
     def abort(self, tool_call_id: str) -> bool:
         """Abort a running call; False if no such call is running."""
         ctx = self._calls.get(tool_call_id)
@@ -339,6 +356,7 @@ class ToolHost:
             tool_call_id=tool_call_id or f"call_{uuid.uuid4().hex[:16]}",
             tool=name,
             args=args,
+            profile=self.profile,
         )
         # The recorder first: a listener that reads the store sees what is stored.
         recorder = (self._recorder,) if self._recorder is not None else ()
@@ -353,6 +371,8 @@ class ToolHost:
             abort=asyncio.Event(),
             sandbox=self.sandbox,
             record=self.read_record,
+            profile=self.profile,
+            gauge=self.gauge,
         )
         for listener in listeners:
             _tell(listener, "call_started", call)
@@ -415,6 +435,13 @@ async def run_tool(name: str, raw: object, ctx: ToolContext) -> WireModel:
         # The one backstop for the file system changing under a call (a race
         # another process can cause at any time): a result, never an exception.
         return path_error(err).to_result()
+
+
+def _profile(name: str) -> Profile:
+    for profile in PROFILES:
+        if name == profile:
+            return profile
+    raise ValueError(f"unknown profile {name!r}; the profiles are {', '.join(PROFILES)}")
 
 
 def _tell(listener: CallListener, method: str, *args: Any) -> None:

@@ -49,7 +49,7 @@ from toolbound import __version__
 from toolbound.exec.shield import wait_stopped
 from toolbound.host import ToolHost
 from toolbound.limits import Limits
-from toolbound.model_text import model_text
+from toolbound.model_text import Profile, model_text
 from toolbound.pool import HostPool
 from toolbound.results import ErrorCode, ToolError, is_error
 from toolbound.scratch import SessionIdError, check_session_id, derived_session_id
@@ -78,11 +78,13 @@ def mcp_tools(limits: Limits) -> list[types.Tool]:
     ]
 
 
-def call_result(name: str, result: dict[str, Any]) -> types.CallToolResult:
-    """``structuredContent`` is the result dict, the text block its model text; a tool
-    error or a timeout sets ``isError``."""
+def call_result(
+    name: str, result: dict[str, Any], *, profile: Profile = "exact"
+) -> types.CallToolResult:
+    """``structuredContent`` is the result dict, the text block its model text for the
+    host's ``profile``; a tool error or a timeout sets ``isError``."""
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=model_text(name, result))],
+        content=[types.TextContent(type="text", text=model_text(name, result, profile=profile))],
         structured_content=result,
         is_error=is_error(result),
     )
@@ -241,7 +243,7 @@ def build_server(pool: HostPool, limits: Limits) -> Server[HostPool]:
             return call_result(params.name, err.to_result().to_wire())
         args = params.arguments if params.arguments is not None else {}
         result = await run_call(host, params.name, args, _progress_sender(ctx))
-        return call_result(params.name, result)
+        return call_result(params.name, result, profile=host.profile)
 
     return Server(
         "toolbound",

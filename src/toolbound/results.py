@@ -24,7 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from toolbound.model_text import model_text
+from toolbound.model_text import Profile, model_text
 
 
 class ErrorCode(StrEnum):
@@ -209,16 +209,24 @@ class ResultEvent(WireModel):
     tool_call_id: str
     seq: int
     result: dict[str, Any]
-    # What the model reads for the result: model_text(tool, result).
+    # What the model reads for the result: model_text(tool, result, profile=…).
     text: str
 
     @staticmethod
-    def of(tool: str, tool_call_id: str, seq: int, result: dict[str, Any]) -> dict[str, Any]:
-        """The wire dict of a result event of ``tool``, its ``text`` rendered from ``result``.
+    def of(
+        tool: str,
+        tool_call_id: str,
+        seq: int,
+        result: dict[str, Any],
+        *,
+        profile: Profile = "exact",
+    ) -> dict[str, Any]:
+        """The wire dict of a result event of ``tool``, its ``text`` rendered from ``result``
+        for the call's ``profile``.
 
         The host's stream and the store's replay both build result events here.
         """
-        text = model_text(tool, result)
+        text = model_text(tool, result, profile=profile)
         return ResultEvent(tool_call_id=tool_call_id, seq=seq, result=result, text=text).to_wire()
 
 

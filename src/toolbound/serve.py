@@ -64,6 +64,7 @@ class ServeOptions:
     token: str | None = None
     sandbox: str = "off"
     network: bool = True
+    profile: str = "exact"
 
 
 def _pool(
@@ -78,6 +79,7 @@ def _pool(
             limits=options.limits,
             sandbox=options.sandbox,
             network=options.network,
+            profile=options.profile,
         )
 
     return HostPool(

@@ -1,0 +1,40 @@
+"""``ContextGauge``: how full the model's context is, as far as the host knows.
+
+The economy profile shrinks its budgets as the context fills (CONTRACT
+section 8). The host keeps one gauge per session: ``ToolHost(context_window=N)``
+sets the window in tokens, ``host.context_used(tokens)`` reports what the
+caller's context holds now. A gauge without a window never shrinks anything.
+
+Pieces:
+    ContextGauge  the window and the tokens used; ``fill()`` -> share or None
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(slots=True)
+class ContextGauge:
+    """The model's context window (tokens, None when unknown) and what it holds."""
+
+    window: int | None = None
+    used: int = 0
+
+    def __post_init__(self) -> None:
+        if self.window is not None and self.window < 1:
+            raise ValueError(
+                f"context_window must be a positive number of tokens, not {self.window}"
+            )
+
+    def report(self, tokens: int) -> None:
+        """The caller's context holds ``tokens`` tokens now."""
+        if tokens < 0:
+            raise ValueError(f"context_used takes a number of tokens >= 0, not {tokens}")
+        self.used = tokens
+
+    def fill(self) -> float | None:
+        """The share of the window in use (may pass 1.0), or None without a window."""
+        if self.window is None:
+            return None
+        return self.used / self.window

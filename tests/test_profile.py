@@ -1,0 +1,82 @@
+"""The result profile and the context gauge reach every call (CONTRACT section 8)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support import run_cli
+from toolbound import ToolHost
+from toolbound.listeners import CallListener, CallStart
+
+
+class _Seen(CallListener):
+    def __init__(self) -> None:
+        self.calls: list[CallStart] = []
+
+    def call_started(self, call: CallStart) -> None:
+        self.calls.append(call)
+
+
+@pytest.mark.parametrize("profile", ["exact", "economy"])
+async def test_the_host_profile_reaches_listeners_and_the_tool(
+    tmp_path: Path, profile: str
+) -> None:
+    (tmp_path / "a.txt").write_text("one\n")
+    seen = _Seen()
+    async with ToolHost(
+        workspace=tmp_path, data_dir=tmp_path / "d", profile=profile, listeners=[seen]
+    ) as host:
+        assert host.profile == profile
+        events = [e async for e in host.stream("Read", {"path": "a.txt"})]
+    assert [c.profile for c in seen.calls] == [profile]
+    assert events[-1]["type"] == "result"
+    assert events[-1]["text"].startswith("one\n")
+
+
+def test_an_unknown_profile_is_refused_when_the_host_is_made(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown profile 'loud'; the profiles are exact, economy"):
+        ToolHost(workspace=tmp_path, data_dir=tmp_path / "d", profile="loud")
+
+
+async def test_context_used_fills_the_gauge_of_the_window(tmp_path: Path) -> None:
+    async with ToolHost(workspace=tmp_path, data_dir=tmp_path / "d", context_window=200_000) as h:
+        assert h.gauge.fill() == 0.0
+        h.context_used(150_000)
+        assert h.gauge.fill() == 0.75
+        with pytest.raises(ValueError, match="tokens >= 0"):
+            h.context_used(-1)
+    async with ToolHost(workspace=tmp_path, data_dir=tmp_path / "d") as h:
+        h.context_used(10)
+        assert h.gauge.fill() is None
+
+
+def test_a_window_that_is_not_positive_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="positive number of tokens"):
+        ToolHost(workspace=tmp_path, data_dir=tmp_path / "d", context_window=0)
+
+
+def test_the_cli_takes_a_profile_and_refuses_an_unknown_one(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("one\n")
+    data = str(tmp_path / "d")
+    done = run_cli(
+        "call",
+        "Read",
+        '{"path": "a.txt"}',
+        "--data-dir",
+        data,
+        "--profile",
+        "economy",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    assert result["content"] == "one\n"
+    bad = run_cli(
+        "call", "Read", '{"path": "a.txt"}', "--data-dir", data, "--profile", "x", cwd=tmp_path
+    )
+    assert bad.returncode == 2
+    assert "invalid choice: 'x'" in bad.stderr
