@@ -19,11 +19,13 @@ Pieces:
     stopped         Grep/Glob: the search timeout or an abort cut the walk
     past_the_end    Grep: an offset beyond the last entry
     bash_run        Bash: timeout, abort, lingering processes, invalid UTF-8
+    budget_shrunk   economy: a budget shrunk because the context is filling up
     join            sentences -> one notice, or None
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -183,6 +185,14 @@ def bash_run(
         if count:
             parts.append(f"{stream} had {count} invalid UTF-8 bytes, shown as U+FFFD.")
     return join(parts)
+
+
+def budget_shrunk(tool: str, *, budget: Budget, base: Budget, fill: float) -> str:
+    """A budget the economy profile shrank (toolbound/shrink.py), and why."""
+    return (
+        f"{tool} budget shrunk to {budget.label} (from {base.label}): "
+        f"the context is {math.floor(fill * 100)}% full."
+    )
 
 
 def join(sentences: list[str]) -> str | None:
