@@ -65,9 +65,13 @@ class Economy:
     (nor above the budget it shrinks).
     """
 
-    shell_stdout: Budget = Budget(max_bytes=96 * KB, max_lines=4000)
+    # bench/economy_bash.py: 8KB / 4KB already kept every needle in view
+    # (0.062x the exact profile's bytes); 12KB / 6KB leaves a test run's failure
+    # report 6KB above its summary for 0.080x (0.67x Codex CLI's 10,000 bytes).
+    shell_stdout: Budget = Budget(max_bytes=12 * KB, max_lines=300)
     stdout_head_share: float = 0.5
-    shell_stderr: Budget = Budget(max_bytes=96 * KB, max_lines=4000)
+    # A failing command's message is its last words: three quarters to the tail.
+    shell_stderr: Budget = Budget(max_bytes=6 * KB, max_lines=150)
     stderr_head_share: float = 0.25
     # (fill share of the context window, factor of the budget from there on).
     shrink_steps: tuple[tuple[float, float], ...] = ((0.5, 0.5), (0.7, 0.25), (0.85, 0.125))
@@ -140,6 +144,12 @@ class Limits:
     def __post_init__(self) -> None:
         if self.capture_max_bytes < max(self.shell_stdout.max_bytes, self.shell_stderr.max_bytes):
             raise ValueError("the capture ceiling must sit above the shell result budget")
+        # The economy capture keeps half the ceiling at each end.
+        economy = self.economy
+        if self.capture_max_bytes // 2 < max(
+            economy.shell_stdout.max_bytes, economy.shell_stderr.max_bytes
+        ):
+            raise ValueError("half the capture ceiling must sit above the economy shell budget")
         if (
             not 0
             < self.bash_timeout_min_s

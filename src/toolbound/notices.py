@@ -20,6 +20,7 @@ Pieces:
     past_the_end    Grep: an offset beyond the last entry
     bash_run        Bash: timeout, abort, lingering processes, invalid UTF-8
     budget_shrunk   economy: a budget shrunk because the context is filling up
+    collapsed       economy: a stream's terminal rewrites and styling left out
     join            sentences -> one notice, or None
 """
 
@@ -192,6 +193,14 @@ def budget_shrunk(tool: str, *, budget: Budget, base: Budget, fill: float) -> st
     return (
         f"{tool} budget shrunk to {budget.label} (from {base.label}): "
         f"the context is {math.floor(fill * 100)}% full."
+    )
+
+
+def collapsed(stream: str, n_bytes: int) -> str:
+    """Economy Bash: what collapsing a stream to what a terminal shows removed."""
+    return (
+        f"{stream} is shown as a terminal shows it: {_plural(n_bytes, 'byte')} of "
+        "overwritten progress, erased lines and styling left out."
     )
 
 

@@ -60,7 +60,8 @@ def budget_for(ctx: ToolContext, tool: str, base: Budget) -> tuple[Budget, str |
     ``tool`` names the budget in that sentence (``"Read"``, ``"Grep"``,
     ``"Bash stdout"``); ``base`` is the profile's budget for an empty context.
     Under the exact profile, or without a known context window, it is ``base``
-    and no sentence.
+    and no sentence. A tool adds the sentence to its notice when the shrunken
+    budget cut its result (a budget that cut nothing needs no word).
     """
     if ctx.profile != "economy":
         return base, None
