@@ -20,19 +20,30 @@ shrink anything.
 How full the context is comes from the host's gauge (``ToolHost(
 context_window=N)`` and ``host.context_used(tokens)``).
 
+Grep and Glob shrink both their byte budget and their page of entries
+(``search_page``); Read's window and Bash's streams call ``budget_for``.
+
 Pieces:
     shrink_factor  fill share -> the factor of the budget (pure)
     shrunk         a budget scaled by a factor, within the floor (pure)
     budget_for     ctx + budget name + base budget -> (budget, notice sentence or None)
+    search_page    Grep/Glob: ctx + entries -> (ctx with the shrunken search budget,
+                   entries, sentence)
+    noted          a result with the sentence added to its notice, when it was cut
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from typing import TypeVar
 
 from toolbound import notices
 from toolbound.context import ToolContext
 from toolbound.limits import Budget, Economy
+from toolbound.results import WireModel
+
+R = TypeVar("R", bound=WireModel)
 
 
 def shrink_factor(fill: float, economy: Economy) -> float:
@@ -73,3 +84,27 @@ def budget_for(ctx: ToolContext, tool: str, base: Budget) -> tuple[Budget, str |
     if budget == base:
         return base, None
     return budget, notices.budget_shrunk(tool, budget=budget, base=base, fill=fill)
+
+
+def search_page(ctx: ToolContext, tool: str, entries: int) -> tuple[ToolContext, int, str | None]:
+    """Grep's or Glob's page of ``entries`` and its byte budget, shrunk together.
+
+    Returns the context to search with (its ``limits.search`` the shrunken
+    budget, so every fit and notice of the page uses it), the entries a page
+    may show, and the sentence naming the shrink (None when nothing shrank).
+    """
+    search = ctx.limits.search
+    base = Budget(max_bytes=search.max_bytes, max_lines=min(entries, search.max_lines))
+    budget, sentence = budget_for(ctx, tool, base)
+    if sentence is None:
+        return ctx, entries, None
+    limits = ctx.limits.replace(search=budget)
+    return dataclasses.replace(ctx, limits=limits), budget.max_lines, sentence
+
+
+def noted(result: R, sentence: str | None) -> R:
+    """``result`` with ``sentence`` after its notice, when the result was cut."""
+    if sentence is None or not getattr(result, "truncated", False):
+        return result
+    said = [n for n in (getattr(result, "notice", None), sentence) if n]
+    return result.model_copy(update={"notice": notices.join(said)})
