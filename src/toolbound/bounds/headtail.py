@@ -151,7 +151,10 @@ class Retained:
 
     def within(self, max_bytes: int) -> Retained:
         """The same stream with at most ``max_bytes`` kept, half at each end; what
-        no longer fits counts as dropped."""
+        no longer fits counts as dropped. The tail keeps at least a byte, so the
+        stream's last line is still counted right."""
+        if max_bytes < 1:
+            raise ValueError("within() keeps at least one byte")
         if len(self.head) + len(self.tail) <= max_bytes:
             return self
         data = self.head + self.tail if self.dropped_bytes == 0 else None
