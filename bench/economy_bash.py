@@ -18,27 +18,20 @@ longer report.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+# The script's folder (bench/) is on the path: the trace is its neighbour.
+# Nothing here imports the mcp SDK, which bench/mcp.py would shadow.
+import economy_trace
 from toolbound import DEFAULT_LIMITS, ToolHost, model_text
 from toolbound.bounds.terminal import strip_styling
 from toolbound.limits import KB, Budget, Economy
 
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-_spec = importlib.util.spec_from_file_location("economy_trace", _HERE / "economy_trace.py")
-assert _spec is not None
-assert _spec.loader is not None
-economy_trace = importlib.util.module_from_spec(_spec)
-sys.modules["economy_trace"] = economy_trace
-_spec.loader.exec_module(economy_trace)
 Call = economy_trace.Call
 
 # Outputs the trace's commands do not produce: long after collapsing too, so

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from toolbound import DEFAULT_LIMITS
+from toolbound import DEFAULT_LIMITS, SessionStore, ToolHost
 from toolbound.context import ToolContext
 from toolbound.gauge import ContextGauge
 from toolbound.limits import KB, Budget
@@ -69,3 +69,34 @@ def test_the_exact_profile_and_an_unknown_window_never_shrink(
 ) -> None:
     ctx = context(tmp_path, profile=profile, window=window, used=990)
     assert budget_for(ctx, "Grep", SEARCH) == (SEARCH, None)
+
+
+async def test_without_a_report_the_sessions_own_context_shrinks_the_budget(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    with SessionStore(str(data), scratch_dir=data) as store:
+        session = store.session("s1")
+        session.append({"role": "user", "content": "Fix the failing test."})  # 6 tokens
+        session.append({"role": "assistant", "content": "x" * 3176})  # 794 tokens
+    async with ToolHost(
+        workspace=tmp_path,
+        data_dir=data,
+        session_id="s1",
+        profile="economy",
+        context_window=1000,
+    ) as host:
+        full = await asyncio.wait_for(host.call("Bash", {"command": "seq 1 1000"}), 60)
+        with SessionStore(str(data), scratch_dir=data) as store:
+            store.session("s1").checkpoint(summary="a short summary")
+        compacted = await asyncio.wait_for(host.call("Bash", {"command": "seq 1 1000"}), 60)
+        host.context_used(990)
+        reported = await asyncio.wait_for(host.call("Bash", {"command": "seq 1 1000"}), 60)
+    assert full["notice"] == (
+        "Bash stdout budget shrunk to 100 lines / 4KB (from 300 lines / 12KB): "
+        "the context is 80% full."
+    )
+    # After the checkpoint the context holds the retained message and the summary only...
+    assert "budget shrunk" not in (compacted.get("notice") or "")
+    # ...and once the caller reports, its figure is the one that counts.
+    assert reported["notice"].endswith("the context is 99% full.")
