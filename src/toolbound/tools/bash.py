@@ -86,6 +86,12 @@ from toolbound.tools import ToolContext
 # How often a stopping tree is rescanned for members that have not exited yet.
 _STOP_POLL_S = 0.01
 
+# Economy: ends up to this size are collapsed on the loop, larger ones in a
+# worker thread. Collapsing a progress bar, the worst case, measured 0.29 ms
+# for 1KB and 4.0 ms for 16KB against 0.10 ms for a thread hop (load 11.8 on
+# 2 cores); plain text costs a small part of that.
+_SHOW_ON_LOOP_BYTES = 1024
+
 
 class Ending(Enum):
     EXITED = "exited"
@@ -166,7 +172,7 @@ async def run(args: BashArgs, ctx: ToolContext) -> BashResult:
         ending,
         out,
         err,
-        notice=notices.join([*filter(None, [run_notice]), *said]),
+        notice=notices.join(([run_notice] if run_notice else []) + said),
         duration_ms=int((time.monotonic() - started) * 1000),
     )
 
@@ -264,25 +270,25 @@ def _start_readers(shell: Tree, ctx: ToolContext) -> _Readers:
             keep, max_bytes=limits.capture_max_bytes, max_lines=limits.capture_max_lines
         )
 
+    ends: tuple[BothEndsCapture, BothEndsCapture] | None = None
+    captures: tuple[HeadCapture | TailCapture, HeadCapture | TailCapture]
     if ctx.profile == "economy":
         half = Budget(
             max_bytes=limits.capture_max_bytes // 2, max_lines=limits.capture_max_lines // 2
         )
-        ends = (BothEndsCapture(head=half, tail=half), BothEndsCapture(head=half, tail=half))
-        readers = _Readers(
-            reader(shell.stdout_fd, "stdout", ends[0]),
-            reader(shell.stderr_fd, "stderr", ends[1]),
-            done,
-            stop,
-            ends,
+        ends = captures = (
+            BothEndsCapture(head=half, tail=half),
+            BothEndsCapture(head=half, tail=half),
         )
     else:
-        readers = _Readers(
-            reader(shell.stdout_fd, "stdout", seed_capture("head")),
-            reader(shell.stderr_fd, "stderr", seed_capture("tail")),
-            done,
-            stop,
-        )
+        captures = (seed_capture("head"), seed_capture("tail"))
+    readers = _Readers(
+        reader(shell.stdout_fd, "stdout", captures[0]),
+        reader(shell.stderr_fd, "stderr", captures[1]),
+        done,
+        stop,
+        ends,
+    )
     readers.stdout.start(loop)
     readers.stderr.start(loop)
     return readers
@@ -401,7 +407,10 @@ async def shape_ends(
     collapsing its terminal rewrites and styling removed. A cut stream's shown
     ends are spilled (both of them, the capture's gap marked between) and the
     spill named in the marker, only when the file was really written."""
-    shown, collapsed = await asyncio.to_thread(shown_ends, raw)
+    if len(raw.head) + len(raw.tail) < _SHOW_ON_LOOP_BYTES:
+        shown, collapsed = shown_ends(raw)
+    else:
+        shown, collapsed = await asyncio.to_thread(shown_ends, raw)
     cut = cut_head_tail(shown, budget=budget)
     if cut.truncated:
         half = min(limits.capture_max_bytes, limits.spill_max_bytes) // 2
