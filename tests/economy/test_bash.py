@@ -195,3 +195,18 @@ def test_the_cli_prints_the_economy_text_with_both_ends(tmp_path: Path) -> None:
     assert Path(spill).read_bytes().endswith(b"300000\nSUMMARY: 1 failed\n")
     exact = run_cli("call", "Bash", args, "--text", *data, cwd=tmp_path)
     assert "SUMMARY" not in exact.stdout
+
+
+async def test_invalid_utf8_is_counted_in_both_ends_and_shown_as_replacement(
+    host: ToolHost,
+) -> None:
+    code = (
+        "import sys\n"
+        'sys.stdout.buffer.write(b"bad \\xff\\xfe start\\n" + b"x" * 70 + b"\\n")\n'
+        'sys.stdout.buffer.write(b"filler line\\n" * 60000)\n'
+        'sys.stdout.buffer.write(b"bad \\xc3 end\\n")\n'
+    )
+    result = await bash(host, python(code))
+    assert result["stdout"].startswith("bad \ufffd\ufffd start\n")
+    assert result["stdout"].endswith("filler line\nbad \ufffd end\n")
+    assert result["notice"] == "stdout had 3 invalid UTF-8 bytes, shown as U+FFFD."
