@@ -3,7 +3,10 @@
 The economy profile shrinks its budgets as the context fills (CONTRACT
 section 8). The host keeps one gauge per session: ``ToolHost(context_window=N)``
 sets the window in tokens, ``host.context_used(tokens)`` reports what the
-caller's context holds now. A gauge without a window never shrinks anything.
+caller's context holds now. Until the caller reports, a host that records into
+a store holding the session's transcript estimates it from there before each
+call (``estimated``; toolbound.shrink.session_context_tokens). A gauge without
+a window never shrinks anything.
 
 Pieces:
     ContextGauge  the window and the tokens used; ``fill()`` -> share or None
@@ -20,6 +23,9 @@ class ContextGauge:
 
     window: int | None = None
     used: int = 0
+    # The session's own estimate, used until the caller reports (None: none).
+    estimated: int | None = None
+    reported: bool = False
 
     def __post_init__(self) -> None:
         if self.window is not None and self.window < 1:
@@ -32,9 +38,12 @@ class ContextGauge:
         if tokens < 0:
             raise ValueError(f"context_used takes a number of tokens >= 0, not {tokens}")
         self.used = tokens
+        self.reported = True
 
     def fill(self) -> float | None:
         """The share of the window in use (may pass 1.0), or None without a window."""
         if self.window is None:
             return None
+        if not self.reported and self.estimated is not None:
+            return self.estimated / self.window
         return self.used / self.window

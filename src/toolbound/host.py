@@ -43,6 +43,7 @@ from toolbound.model_text import PROFILES, Profile
 from toolbound.paths import Roots, default_data_dir, path_error
 from toolbound.results import ChunkEvent, ResultEvent, Stream, ToolError, WireModel
 from toolbound.scratch import LiveLock, Scratch, check_session_id, sweep
+from toolbound.shrink import session_context_tokens
 from toolbound.store import (
     CallRecorder,
     SessionError,
@@ -358,6 +359,12 @@ class ToolHost:
             args=args,
             profile=self.profile,
         )
+        store = self._store
+        if self.profile == "economy" and self.gauge.window and not self.gauge.reported and store:
+            # The economy budgets follow the session's own context until the caller reports.
+            self.gauge.estimated = await asyncio.to_thread(
+                session_context_tokens, store, self.session_id
+            )
         # The recorder first: a listener that reads the store sees what is stored.
         recorder = (self._recorder,) if self._recorder is not None else ()
         listeners = (*recorder, *self.listeners)

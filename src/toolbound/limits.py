@@ -9,6 +9,7 @@ toolbound overrides them with ``Limits(...)`` or ``DEFAULT_LIMITS.replace(...)``
 Pieces:
     KB              1024 bytes (the seed's KB)
     Budget          one byte + line ceiling
+    Economy         the economy profile's budgets and how they shrink as the context fills
     Limits          the whole table
     DEFAULT_LIMITS  the seed's numbers
 """
@@ -46,6 +47,46 @@ def format_size(n_bytes: int) -> str:
     if n_bytes % KB == 0:
         return f"{n_bytes // KB}KB"
     return f"{n_bytes} bytes"
+
+
+@dataclass(frozen=True, slots=True)
+class Economy:
+    """The economy profile's budgets (CONTRACT section 8), KB = 1024 bytes.
+
+    Bash's model budgets are smaller than the seed's and keep both ends of each
+    stream: ``*_head_share`` of a budget goes to the stream's first lines, the
+    rest to its last (chosen by measurement on bench/economy.py's trace; the
+    figures are in the commit that set them). The capture and the spill keep
+    both ends too, half each of the seed's ceilings.
+
+    Every budget shrinks as the model's context fills (toolbound/shrink.py):
+    below ``shrink_steps``' first fill share it is whole; from each step's
+    share on it is that step's factor of itself, never below ``shrink_floor``
+    (nor above the budget it shrinks).
+    """
+
+    # bench/economy_bash.py: 8KB / 4KB already kept every needle in view
+    # (0.062x the exact profile's bytes); 12KB / 6KB leaves a test run's failure
+    # report 6KB above its summary for 0.080x (0.67x Codex CLI's 10,000 bytes).
+    shell_stdout: Budget = Budget(max_bytes=12 * KB, max_lines=300)
+    stdout_head_share: float = 0.5
+    # A failing command's message is its last words: three quarters to the tail.
+    shell_stderr: Budget = Budget(max_bytes=6 * KB, max_lines=150)
+    stderr_head_share: float = 0.25
+    # (fill share of the context window, factor of the budget from there on).
+    shrink_steps: tuple[tuple[float, float], ...] = ((0.5, 0.5), (0.7, 0.25), (0.85, 0.125))
+    shrink_floor: Budget = Budget(max_bytes=4 * KB, max_lines=100)
+
+    def __post_init__(self) -> None:
+        for share in (self.stdout_head_share, self.stderr_head_share):
+            if not 0.0 < share < 1.0:
+                raise ValueError("a head share must be between 0 and 1")
+        fills = [fill for fill, _ in self.shrink_steps]
+        factors = [factor for _, factor in self.shrink_steps]
+        if fills != sorted(fills) or any(not 0.0 < f <= 1.0 for f in factors):
+            raise ValueError("shrink steps need rising fill shares and factors in (0, 1]")
+        if factors != sorted(factors, reverse=True):
+            raise ValueError("a fuller context must not grow a budget back")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,10 +138,18 @@ class Limits:
     # How many bytes of a file the binary sniff reads, and its non-printable share.
     binary_sniff_bytes: int = 4 * KB
     binary_nonprintable_ratio: float = 0.30
+    # The economy profile's budgets (opt-in; the seed's table above is the exact profile).
+    economy: Economy = Economy()
 
     def __post_init__(self) -> None:
         if self.capture_max_bytes < max(self.shell_stdout.max_bytes, self.shell_stderr.max_bytes):
             raise ValueError("the capture ceiling must sit above the shell result budget")
+        # The economy capture keeps half the ceiling at each end.
+        economy = self.economy
+        if self.capture_max_bytes // 2 < max(
+            economy.shell_stdout.max_bytes, economy.shell_stderr.max_bytes
+        ):
+            raise ValueError("half the capture ceiling must sit above the economy shell budget")
         if (
             not 0
             < self.bash_timeout_min_s

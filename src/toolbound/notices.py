@@ -19,11 +19,14 @@ Pieces:
     stopped         Grep/Glob: the search timeout or an abort cut the walk
     past_the_end    Grep: an offset beyond the last entry
     bash_run        Bash: timeout, abort, lingering processes, invalid UTF-8
+    budget_shrunk   economy: a budget shrunk because the context is filling up
+    collapsed       economy: a stream's terminal rewrites and styling left out
     join            sentences -> one notice, or None
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -183,6 +186,22 @@ def bash_run(
         if count:
             parts.append(f"{stream} had {count} invalid UTF-8 bytes, shown as U+FFFD.")
     return join(parts)
+
+
+def budget_shrunk(tool: str, *, budget: Budget, base: Budget, fill: float) -> str:
+    """A budget the economy profile shrank (toolbound/shrink.py), and why."""
+    return (
+        f"{tool} budget shrunk to {budget.label} (from {base.label}): "
+        f"the context is {math.floor(fill * 100)}% full."
+    )
+
+
+def collapsed(stream: str, n_bytes: int) -> str:
+    """Economy Bash: what collapsing a stream to what a terminal shows removed."""
+    return (
+        f"{stream} is shown as a terminal shows it: {_plural(n_bytes, 'byte')} of "
+        "overwritten progress, erased lines and styling left out."
+    )
 
 
 def join(sentences: list[str]) -> str | None:

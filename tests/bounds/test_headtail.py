@@ -15,6 +15,7 @@ from toolbound.bounds.headtail import (
     Retained,
     cut_head_tail,
     gap_marker,
+    shown_ends,
 )
 from toolbound.limits import KB, Budget
 
@@ -214,3 +215,60 @@ def test_the_capture_never_holds_more_than_its_ceilings() -> None:
     assert (len(retained.head), len(retained.tail)) == (1000, 1000)
     assert retained.dropped_newlines == 200_000 - 20
     assert sys.getsizeof(retained.head) < 2 * KB
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    STREAM,
+    SMALL_BUDGET,
+    st.integers(min_value=1, max_value=17),
+    st.integers(min_value=1, max_value=80),
+)
+def test_within_keeps_both_ends_of_what_was_kept_and_counts_the_rest_dropped(
+    data: bytes, ceiling: Budget, chunk: int, max_bytes: int
+) -> None:
+    retained = capture(data, head=ceiling, tail=ceiling, chunk=chunk)
+    fitted = retained.within(max_bytes)
+    assert len(fitted.head) + len(fitted.tail) <= max(
+        max_bytes, len(retained.head) + len(retained.tail)
+    )
+    if len(retained.head) + len(retained.tail) > max_bytes:
+        assert len(fitted.head) + len(fitted.tail) <= max_bytes
+    assert data.startswith(fitted.head)
+    assert data.endswith(fitted.tail)
+    assert fitted.total_bytes == len(data)
+    assert fitted.total_lines == count_lines(data)
+    middle = data[len(fitted.head) : len(data) - len(fitted.tail)]
+    assert fitted.dropped_newlines == middle.count(b"\n")
+    before = data[len(data) - len(fitted.tail) - 1 : len(data) - len(fitted.tail)]
+    assert fitted.tail_at_line_start == (before in (b"", b"\n"))
+
+
+def test_shown_ends_collapse_each_end_and_keep_the_gap_counted() -> None:
+    raw = Retained(
+        head=b"\x1b[1mstart\x1b[0m\n 10%\r 20%\r\xe2\x82",
+        tail=b"\xac 90%\r100%\nFINISHED OK\n",
+        dropped_bytes=1000,
+        dropped_newlines=0,
+        tail_at_line_start=False,
+    )
+    shown, elided = shown_ends(raw)
+    # The tail's first line is rewritten from column 0: it is shown as a whole line.
+    assert shown == Retained(
+        head=b"start\n 20%",
+        tail=b"100%\nFINISHED OK\n",
+        dropped_bytes=1000,
+        dropped_newlines=0,
+        tail_at_line_start=True,
+    )
+    assert elided == len(raw.head) + len(raw.tail) - len(shown.head) - len(shown.tail)
+    cut = cut_head_tail(shown, budget=MODEL)
+    assert cut.payload.endswith(
+        "cut here; limit 360 lines / 16KB. Narrow the request to see more.]\n100%\nFINISHED OK\n"
+    )
+
+
+def test_shown_ends_of_a_whole_stream_collapse_it_as_one() -> None:
+    shown, elided = shown_ends(Retained.whole(b"a\rb\x1b[2K\rdone\n"))
+    assert shown == Retained.whole(b"done\n")
+    assert elided == len(b"a\rb\x1b[2K\rdone\n") - len(b"done\n")

@@ -35,10 +35,16 @@ where it happened::
 A spill of a stream the capture cut keeps both ends with
 :func:`gap_marker`'s line between them (:meth:`Retained.spill_bytes`).
 
+Between the two stages the economy profile turns the raw ends into what a
+terminal shows (:func:`shown_ends`: ``bounds.terminal.collapse`` of each
+end, or of the whole stream when nothing was dropped), so a cut counts and
+keeps the lines a reader would see, not the rewrites of a progress bar.
+
 Pieces:
     HeadTailBudget  a head budget and a tail budget, one policy value
     Retained        a stream's kept head and tail, and what was dropped between
     HeadTailCapture the bounded retainer: feed() / finish() -> Retained
+    shown_ends      Retained raw bytes -> Retained as a terminal shows them, and the bytes elided
     HeadTailCut     what cut_head_tail kept, the record of the cut, the payload
     cut_head_tail   Retained (or bytes) + budget -> HeadTailCut
     head_tail_marker, gap_marker  the marker strings
@@ -46,12 +52,14 @@ Pieces:
 
 from __future__ import annotations
 
+import codecs
 import collections
 import dataclasses
 from dataclasses import dataclass
 
 from toolbound.bounds.markers import _where_the_rest_is
 from toolbound.bounds.newlines import count_newlines, nth_newline, nth_newline_from_end
+from toolbound.bounds.terminal import collapse
 from toolbound.bounds.truncate import _prefix_end, _suffix_start, count_lines
 from toolbound.limits import Budget, format_size
 
@@ -126,6 +134,53 @@ class Retained:
         if not last:
             return newlines if self.dropped_bytes == 0 else newlines + 1
         return newlines + (0 if last[-1] == _NL else 1)
+
+    def whole_char_ends(self) -> tuple[bytes, bytes]:
+        """The head and the tail without a character the capture cut in two: a
+        head stops before an unfinished last character, a tail starts after the
+        continuation bytes it begins with (only when something was dropped)."""
+        if self.dropped_bytes == 0:
+            return self.head, self.tail
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        decoder.decode(self.head)
+        unfinished = len(decoder.getstate()[0])
+        start = 0
+        while start < min(3, len(self.tail)) and self.tail[start] & 0xC0 == 0x80:
+            start += 1
+        return self.head[: len(self.head) - unfinished], self.tail[start:]
+
+    def within(self, max_bytes: int) -> Retained:
+        """The same stream with at most ``max_bytes`` kept, half at each end; what
+        no longer fits counts as dropped. The tail keeps at least a byte, so the
+        stream's last line is still counted right."""
+        if max_bytes < 1:
+            raise ValueError("within() keeps at least one byte")
+        if len(self.head) + len(self.tail) <= max_bytes:
+            return self
+        data = self.head + self.tail if self.dropped_bytes == 0 else None
+        head_end = max_bytes // 2
+        if data is not None:
+            tail_start = len(data) - (max_bytes - head_end)
+            return Retained(
+                head=data[:head_end],
+                tail=data[tail_start:],
+                dropped_bytes=tail_start - head_end,
+                dropped_newlines=count_newlines(data, head_end, tail_start),
+                tail_at_line_start=data[tail_start - 1] == _NL,
+            )
+        head_end = min(len(self.head), head_end)
+        tail_start = max(0, len(self.tail) - (max_bytes - head_end))
+        return Retained(
+            head=self.head[:head_end],
+            tail=self.tail[tail_start:],
+            dropped_bytes=self.dropped_bytes + len(self.head) - head_end + tail_start,
+            dropped_newlines=self.dropped_newlines
+            + count_newlines(self.head, head_end)
+            + count_newlines(self.tail, 0, tail_start),
+            tail_at_line_start=self.tail_at_line_start
+            if tail_start == 0
+            else self.tail[tail_start - 1] == _NL,
+        )
 
     def spill_bytes(self, *, head_ceiling_bytes: int, tail_ceiling_bytes: int) -> bytes:
         """The stream's retained bytes for a spill file: exact when nothing was
@@ -213,6 +268,26 @@ class HeadTailCapture:
             dropped_newlines=self._newlines - self._head_newlines - count_newlines(tail),
             tail_at_line_start=before == _NL,
         )
+
+
+def shown_ends(raw: Retained) -> tuple[Retained, int]:
+    """``raw``'s ends as a terminal shows them (rewrites collapsed, styling removed),
+    and the UTF-8 bytes that removed; what was dropped between the ends stays counted.
+
+    A character either end cut in two is left out (its bytes count as elided);
+    other invalid UTF-8 shows as U+FFFD.
+    """
+    if raw.dropped_bytes == 0:
+        whole = collapse((raw.head + raw.tail).decode("utf-8", "replace"))
+        return Retained.whole(whole.text.encode()), whole.elided_bytes
+    head_bytes, tail_bytes = raw.whole_char_ends()
+    head = collapse(head_bytes.decode("utf-8", "replace")).text.encode()
+    tail = collapse(tail_bytes.decode("utf-8", "replace")).text.encode()
+    # A tail whose first line is rewritten from column 0 shows that line whole.
+    first_line = tail_bytes[: tail_bytes.find(b"\n") + 1 or len(tail_bytes)]
+    at_line_start = raw.tail_at_line_start or b"\r" in first_line
+    shown = dataclasses.replace(raw, head=head, tail=tail, tail_at_line_start=at_line_start)
+    return shown, max(0, len(raw.head) + len(raw.tail) - len(head) - len(tail))
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ from toolbound.search.ranking import fit_page, item_size
 from toolbound.search.rg import base_args, raise_if_fatal
 from toolbound.search.scope import Scope, resolve_scope
 from toolbound.search.select import FileSelection
+from toolbound.shrink import noted, search_page
 from toolbound.tools import ToolContext
 
 
@@ -39,6 +40,12 @@ def _glob(pattern: str, scope: Scope) -> str:
 
 
 async def run(args: GlobArgs, ctx: ToolContext) -> GlobResult:
+    # Under the economy profile the page and its budget shrink as the context fills.
+    ctx, limit, shrunk = search_page(ctx, "Glob", args.limit or ctx.limits.glob_limit_default)
+    return noted(await _search(args, ctx, limit), shrunk)
+
+
+async def _search(args: GlobArgs, ctx: ToolContext, limit: int) -> GlobResult:
     limits = ctx.limits
     scope = await asyncio.to_thread(resolve_scope, ctx.roots, args.path)
     if scope.is_file:
@@ -47,7 +54,6 @@ async def run(args: GlobArgs, ctx: ToolContext) -> GlobResult:
             f"Glob searches folders and {args.path} is a file. Give its folder as `path`, "
             "or Read the file.",
         )
-    limit = args.limit or limits.glob_limit_default
     deadline = time.monotonic() + limits.search_timeout_s
     selection = FileSelection.of(
         glob=_glob(args.pattern, scope), type_name=None, argument="pattern"
@@ -70,7 +76,13 @@ async def run(args: GlobArgs, ctx: ToolContext) -> GlobResult:
         if stopped is not None:
             sentences.append(notices.stopped(stopped, timeout_s=limits.search_timeout_s))
         if more:
-            can_raise = fit_stop not in ("bytes", "lines") and limit < limits.glob_limit_max
+            # A page the economy profile shrank is not widened by a higher `limit`.
+            asked = args.limit or limits.glob_limit_default
+            can_raise = (
+                fit_stop not in ("bytes", "lines")
+                and limit == asked
+                and limit < limits.glob_limit_max
+            )
             raise_to = limits.glob_limit_max if can_raise else None
             sentences.append(notices.more_files(shown=n, raise_to=raise_to))
             if fit_stop in ("bytes", "lines"):

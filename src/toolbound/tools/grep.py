@@ -71,6 +71,7 @@ from toolbound.search.ranking import fit_page, item_size
 from toolbound.search.rg import raise_if_fatal
 from toolbound.search.scope import Scope, resolve_scope
 from toolbound.search.select import NO_SELECTION, FileSelection
+from toolbound.shrink import noted, search_page
 from toolbound.tools import ToolContext
 
 T = TypeVar("T")
@@ -85,12 +86,17 @@ def _selection(args: GrepArgs, scope: Scope) -> FileSelection:
 
 
 async def run(args: GrepArgs, ctx: ToolContext) -> WireModel:
+    head = args.head_limit or ctx.limits.grep_head_limit
+    # No page can show more entries than the budget has lines; under the
+    # economy profile both shrink as the context fills.
+    ctx, page, shrunk = search_page(ctx, "Grep", min(head, ctx.limits.search.max_lines))
+    return noted(await _search(args, ctx, page), shrunk)
+
+
+async def _search(args: GrepArgs, ctx: ToolContext, page: int) -> WireModel:
     limits = ctx.limits
     scope = await asyncio.to_thread(resolve_scope, ctx.roots, args.path)
     deadline = time.monotonic() + limits.search_timeout_s
-    head = args.head_limit or limits.grep_head_limit
-    # No page can show more entries than the budget has lines.
-    page = min(head, limits.search.max_lines)
     want = args.offset + page + 1
     selection = _selection(args, scope)
     walk = functools.partial(
