@@ -7,6 +7,10 @@ from typing import Any
 
 import httpx2 as httpx
 import pytest
+import pytest_asyncio
+
+# One event loop per module: the module shares one Chromium (conftest.py).
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 Served = Any  # the fixture's type (conftest.py): host, hub, view, server, workspace
 
@@ -34,7 +38,7 @@ def sse_events(body: str) -> list[dict[str, Any]]:
     return events
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="module")
 async def client(served: Served) -> Any:
     async with httpx.AsyncClient(base_url=served.url, timeout=15) as c:
         yield c
@@ -148,7 +152,7 @@ async def test_sessions_and_calls_recorded_by_another_host_are_listed(
     ) as other:
         await other.call("Bash", {"command": "echo elsewhere"}, tool_call_id="o1")
     sessions = (await client.get("/api/sessions", headers=bearer(served))).json()["sessions"]
-    assert [(s["id"], s["live"]) for s in sessions] == [("web-s1", True), ("other", False)]
+    assert [(s["id"], s["live"]) for s in sessions] == [("other", False), ("web-s1", True)]
     rows = (await client.get("/api/sessions/other/calls", headers=bearer(served))).json()
     assert [(r["toolCallId"], r["status"], r["argsShort"]) for r in rows["calls"]] == [
         ("o1", "done", "echo elsewhere")

@@ -139,6 +139,7 @@ async def test_a_late_subscriber_gets_the_backlog_then_live_events_to_the_result
         ended_at=ended.ended_at,
         result=got[-1]["result"],
         last_seq=got[-1]["seq"],
+        text=got[-1]["text"],
     )
 
 

@@ -230,10 +230,10 @@ class SessionStore:
         with self._write() as conn:
             note_origin(conn, sid, workspace=workspace, host=host)
 
-    def summaries(self) -> builtins.list[SessionSummary]:
-        """Every session as the web view lists it, newest first (``store.summaries``)."""
+    def summaries(self, *, session_id: str | None = None) -> builtins.list[SessionSummary]:
+        """Every session (or only ``session_id``) as the web view lists it, newest first."""
         with self._read() as conn:
-            return read_summaries(conn)
+            return read_summaries(conn, session_id)
 
     def end(self, session_id: str) -> SessionInfo:
         """End the session (it takes no more messages) and remove its scratch dir.

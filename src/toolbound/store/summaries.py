@@ -12,7 +12,7 @@ Pieces:
     SessionSummary   one session as the web view lists it
     machine_name     the host name a session records
     note_origin      record the workspace and host of the host opening a session
-    read_summaries   every session's summary, newest first
+    read_summaries   every session's summary (or one), newest first
 """
 
 from __future__ import annotations
@@ -75,15 +75,17 @@ SELECT s.id, s.created_at, s.ended_at, s.workspace, s.host,
        (SELECT max(e.created_at) FROM tool_events e WHERE e.call_id =
             (SELECT max(c.id) FROM tool_calls c WHERE c.session_id = s.id)),
        (SELECT max(m.created_at) FROM messages m WHERE m.session_id = s.id)
-FROM sessions s
+FROM sessions s {where}
 ORDER BY s.created_at DESC, s.id
 """
 
 
-def read_summaries(conn: Conn) -> list[SessionSummary]:
-    """Every session, newest first, with its call count and last activity."""
+def read_summaries(conn: Conn, session_id: str | None = None) -> list[SessionSummary]:
+    """Every session (or only ``session_id``), newest first, with its calls and last activity."""
+    where, params = ("", ()) if session_id is None else ("WHERE s.id = ?", (session_id,))
     out: list[SessionSummary] = []
-    for sid, created, ended, workspace, host, calls, *times in conn.execute(_SUMMARIES):
+    rows = conn.execute(_SUMMARIES.format(where=where), params)
+    for sid, created, ended, workspace, host, calls, *times in rows:
         last = max(float(t) for t in (created, ended, *times) if t is not None)
         out.append(SessionSummary(sid, created, ended, workspace, host, int(calls), last))
     return out
