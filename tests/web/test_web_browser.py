@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from support import wait_for_async
-from toolbound import model_text
+from toolbound import estimate_tokens, model_text
 
 # One event loop per module: the module shares one Chromium (conftest.py).
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -167,7 +167,7 @@ async def test_the_viewer_pages_through_a_500_kb_spill_file(
 
 
 async def test_a_read_result_opens_its_file_at_its_window_and_pages_on(
-    served: Served, page: Any
+    served: Served, page: Any, screenshot: Any
 ) -> None:
     (served.workspace / "big.txt").write_text("".join(f"f {i:04d}\n" for i in range(3000)))
     result = await served.host.call(
@@ -182,20 +182,20 @@ async def test_a_read_result_opens_its_file_at_its_window_and_pages_on(
     assert (await pane(page, "read-window"))[0] == "f 0100"
     first_number = "() => document.querySelector('#read-window .line').dataset.n"
     assert await page.evaluate(first_number) == "101"
-    assert (
-        await page.text_content("#read-info") == "big.txt (workspace) · lines 101–150 · 21000 bytes"
-    )
+    info = "big.txt (workspace) · lines 101–150 · 21000 bytes"
+    assert await page.text_content("#read-info") == info
     assert await page.text_content("#result .notice") == result["notice"]
     assert await page.is_hidden("#bash-view")
     assert await page.text_content(".badge.cut") == "cut"
 
+    await screenshot(page, "read-window")
     await page.click("button[data-output=file]")
     await page.wait_for_selector("#viewer[data-offset='100']")
     assert await page.text_content("#viewer-info") == "lines 101–600 · 21000 bytes"
-    assert (await pane(page, "viewer-text"))[0] == "f 0100"
+    await wait_first_line(page, "viewer-text", "f 0100")
     await page.click("#viewer-next")
     await page.wait_for_selector("#viewer[data-offset='600']")
-    assert (await pane(page, "viewer-text"))[0] == "f 0600"
+    await wait_first_line(page, "viewer-text", "f 0600")
 
 
 async def test_a_timed_out_call_shows_the_timeout_and_its_marker(served: Served, page: Any) -> None:
@@ -233,3 +233,101 @@ async def test_an_edit_shows_its_diff(served: Served, page: Any, screenshot: Any
     assert ["add", "+    return 2"] in shown
     assert await page.text_content("#list-view .list-title") == "app.py · 1 replacement"
     await screenshot(page, "edit-diff")
+
+
+async def test_a_bash_call_shows_its_whole_command_its_description_and_the_model_view(
+    served: Served, page: Any, screenshot: Any
+) -> None:
+    command = "printf 'one\\ntwo\\n'; echo warn >&2; " + " ".join(
+        f"echo {i:03d};" for i in range(40)
+    )
+    assert len(command) > 160  # longer than the list's short form
+    args = {"command": command, "description": "Print two lines and a warning"}
+    result = await served.host.call("Bash", args, tool_call_id="call_desc")
+    await page.goto(served.call_url("call_desc"))
+    await page.wait_for_selector("#detail[data-stream=done]")
+
+    assert await page.text_content("#call-description") == "Print two lines and a warning"
+    assert await page.text_content("#args-list dd[data-arg=command]") == command
+    row = "#calls .call[data-id=call_desc]"
+    assert await page.text_content(f"{row} .desc") == "Print two lines and a warning"
+    assert (await page.text_content(f"{row} .args") or "").endswith("…")
+    # What the model read, exactly as sent, and its token estimate.
+    text = model_text("Bash", result)
+    assert await page.text_content("#model-text") == text
+    assert await page.text_content("#model-tokens") == str(estimate_tokens(text))
+    assert await page.text_content("#model-bytes") == str(len(text.encode()))
+    # The outcome first, then the two streams.
+    order = "() => [...document.querySelectorAll('#result .status, #bash-view h3')]"
+    order += ".map(e => e.textContent)"
+    assert await page.evaluate(order) == [
+        "exit status 0",
+        "stdout · 42 lines · 168 bytes",
+        "stderr · 1 line · 5 bytes",
+    ]
+    await page.wait_for_function("() => window.toolbound.panes.stdout.count === 42")
+    held = "() => { const p = window.toolbound.panes.stdout; "
+    held += "return [...Array(p.count).keys()].map(i => p.lineText(i)); }"
+    assert await page.evaluate(held) == ["one", "two", *(f"{i:03d}" for i in range(40))]
+    assert await pane(page, "out-stderr") == ["warn"]
+    await screenshot(page, "bash-call")
+
+
+async def test_grep_hits_are_grouped_by_file_with_context_lines_apart(
+    served: Served, page: Any, screenshot: Any
+) -> None:
+    (served.workspace / "a.py").write_text("import os\n\ndef alpha():\n    return os.sep\n")
+    (served.workspace / "b.py").write_text("x = 1\ndef beta():\n    pass\ny = 2\nz = 3\n")
+    args = {"pattern": "^def ", "before": 1, "after": 1}
+    result = await served.host.call("Grep", args, tool_call_id="call_grep")
+    files = list(dict.fromkeys(m["path"] for m in result["matches"]))
+    assert sorted(files) == ["a.py", "b.py"]
+    await page.goto(served.call_url("call_grep"))
+    await page.wait_for_selector("#detail[data-stream=done]")
+
+    shown = await page.evaluate(
+        """() => [...document.querySelectorAll('#list-view .grep-file')].map(f => [
+            f.dataset.path,
+            f.querySelector('h4').textContent,
+            [...f.querySelectorAll('.hit')].map(h => [
+                h.classList.contains('context') ? 'context' : 'match',
+                Number(h.querySelector('.num').dataset.n),
+                h.textContent,
+            ]),
+        ])"""
+    )
+    assert shown == [
+        [
+            path,
+            f"{path} · 1 match",
+            [
+                ["context" if m.get("context") else "match", m["line"], m["text"]]
+                for m in result["matches"]
+                if m["path"] == path
+            ],
+        ]
+        for path in files
+    ]
+    assert await page.text_content("#list-view .list-title") == "6 lines, 2 files"
+    assert await page.is_hidden("#bash-view")
+    await screenshot(page, "grep-hits")
+
+
+async def test_a_glob_is_a_list_and_a_tool_error_says_its_code(served: Served, page: Any) -> None:
+    for name in ("one.txt", "two.txt"):
+        (served.workspace / name).write_text(name)
+    found = await served.host.call("Glob", {"pattern": "*.txt"}, tool_call_id="call_glob")
+    await page.goto(served.call_url("call_glob"))
+    await page.wait_for_selector("#detail[data-stream=done]")
+    items = "() => [...document.querySelectorAll('#list-view ol.files li')].map(e => e.textContent)"
+    assert await page.evaluate(items) == found["matches"]
+    assert await page.text_content("#list-view .list-title") == "2 files"
+
+    failed = await served.host.call("Read", {"path": "missing.txt"}, tool_call_id="call_missing")
+    await page.goto(served.call_url("call_missing"))
+    await page.wait_for_function(
+        "() => document.querySelector('#result .status.error') !== null", timeout=WAIT_MS
+    )
+    error = failed["error"]
+    assert await page.text_content("#result .status") == f"{error['code']}: {error['message']}"
+    assert await page.is_hidden("#read-view")
