@@ -202,3 +202,30 @@ async def test_a_narrow_window_stays_usable(served: Served, page: Any, screensho
     )
     assert (await page.evaluate(width))[0] <= 420
     await screenshot(page, "narrow")
+
+
+async def test_hundreds_of_calls_list_light_and_a_poll_keeps_their_rows(
+    served: Served, page: Any
+) -> None:
+    (served.workspace / "small.txt").write_text("one line\n")
+    for i in range(300):
+        await served.host.call("Read", {"path": "small.txt"}, tool_call_id=f"r{i:03d}")
+    await served.host.call("Read", {"path": "big.txt"}, tool_call_id="read_missing")
+    big = "x" * 200_000 + "\n"
+    await served.host.call("Write", {"path": "big.txt", "content": big}, tool_call_id="write_big")
+    headers = {"Authorization": f"Bearer {served.view.token}"}
+    async with httpx.AsyncClient(base_url=served.url, headers=headers, timeout=15) as client:
+        listed = await client.get("/api/sessions/web-s1/calls")
+        one = await client.get("/api/sessions/web-s1/calls/write_big")
+    # The list leaves the full arguments to the call itself.
+    assert len(listed.content) < 150_000
+    assert one.json()["args"] == {"path": "big.txt", "content": big}
+
+    await page.goto(served.call_url("write_big"))
+    await page.wait_for_function("() => document.querySelectorAll('#calls .call').length === 302")
+    await page.evaluate("() => { window.__rows = [...document.querySelectorAll('#calls .call')]; }")
+    polls = await page.evaluate("() => window.toolbound.state.polls")
+    await page.wait_for_function("n => window.toolbound.state.polls > n + 1", arg=polls)
+    kept = "() => [...document.querySelectorAll('#calls .call')].every((r, i) => r === __rows[i])"
+    assert await page.evaluate(kept)
+    assert await page.text_content("#args-list dd[data-arg=content]") == big

@@ -200,6 +200,7 @@ const state = {
   live: true, // the session is served right now: poll often
   sessions: [], // the last list the server sent
   sessionsKey: "", // what the list was drawn from (rows + filter + current)
+  polls: 0, // polls done (tests wait for the next one)
   rows: new Map(), // tool call id -> {node, key}
 };
 
@@ -698,6 +699,7 @@ async function poll() {
   } catch (err) {
     $("conn").textContent = "server unreachable";
   }
+  state.polls += 1;
   setTimeout(poll, state.running || state.live ? POLL_MS : IDLE_POLL_MS);
 }
 
