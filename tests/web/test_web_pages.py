@@ -144,14 +144,14 @@ async def test_a_spill_file_removed_under_a_live_session_is_said_gone_not_a_tool
     assert "TOOL_NOT_FOUND" not in (text or "")
 
 
-async def in_view(page: Any, selector: str) -> bool:
-    box = await page.evaluate(
+async def wait_in_view(page: Any, selector: str) -> None:
+    """Wait until the element is wholly inside the window (it scrolls into view on a frame)."""
+    await page.wait_for_function(
         "sel => { const r = document.querySelector(sel).getBoundingClientRect();"
-        " return [r.top, r.bottom, window.innerHeight]; }",
-        selector,
+        " return r.top >= 0 && r.bottom <= window.innerHeight + 1; }",  # + subpixels
+        arg=selector,
+        timeout=WAIT_MS,
     )
-    top, bottom, height = box
-    return bool(top >= 0 and bottom <= height)
 
 
 async def test_the_viewer_opens_beside_its_call_in_view(served: Served, page: Any) -> None:
@@ -164,12 +164,7 @@ async def test_the_viewer_opens_beside_its_call_in_view(served: Served, page: An
     await page.wait_for_selector("#viewer[data-offset='0']")
     # Right after the button that opened it, and scrolled fully into view.
     assert await page.evaluate("() => document.querySelector('#outputs + #viewer') !== null")
-    await page.wait_for_function(
-        "() => { const r = document.querySelector('#viewer').getBoundingClientRect();"
-        " return r.top >= 0 && r.bottom <= window.innerHeight; }",
-        timeout=WAIT_MS,
-    )
-    assert await in_view(page, "#viewer")
+    await wait_in_view(page, "#viewer")
 
 
 async def test_a_narrow_window_stays_usable(served: Served, page: Any, screenshot: Any) -> None:
@@ -196,10 +191,7 @@ async def test_a_narrow_window_stays_usable(served: Served, page: Any, screensho
     assert out_width > 300
     await page.click("button[data-output=stdout]")
     await page.wait_for_selector("#viewer[data-offset='0']")
-    await page.wait_for_function(
-        "() => document.querySelector('#viewer').getBoundingClientRect().top >= 0",
-        timeout=WAIT_MS,
-    )
+    await wait_in_view(page, "#viewer")
     assert (await page.evaluate(width))[0] <= 420
     await screenshot(page, "narrow")
 
