@@ -117,6 +117,10 @@ async def test_an_ended_session_says_its_spill_files_are_gone_instead_of_offerin
     )
     assert await page.text_content("#outputs .gone[data-output=stdout]") == reason
     assert await page.text_content("#sessions li[data-id=finished] .badge") == "ended"
+    # The stream that stayed empty says so, and leaves its room to the other.
+    assert await page.text_content("#stderr-label") == "stderr · 0 lines · 0 bytes"
+    assert await page.is_hidden("#out-stderr")
+    assert await page.is_visible("#out-stdout")
     # The model view still shows what the model read, marker and all.
     assert await page.text_content("#model-text") == model_text("Bash", result)
     await screenshot(page, "ended-session")

@@ -385,8 +385,10 @@ function resetDetail() {
   readPane.clear();
   for (const id of ["result", "outputs", "list-view", "args-list", "model-text"]) $(id).replaceChildren();
   for (const id of ["bash-view", "read-view", "list-view", "model", "viewer"]) $(id).hidden = true;
-  $("stdout-label").textContent = "stdout";
-  $("stderr-label").textContent = "stderr";
+  for (const stream of ["stdout", "stderr"]) {
+    $(`${stream}-label`).textContent = stream;
+    $(`out-${stream}`).parentElement.classList.remove("empty-stream");
+  }
 }
 
 async function showCall(cid) {
@@ -519,6 +521,8 @@ function renderBash(result, parts) {
   for (const stream of ["stdout", "stderr"]) {
     const total = result.totals && result.totals[stream];
     if (total) $(`${stream}-label`).textContent = `${stream} · ${plural(total.lines, "line")} · ${plural(total.bytes, "byte")}`;
+    // A stream that stayed empty keeps its label and gives its room to the other.
+    $(`out-${stream}`).parentElement.classList.toggle("empty-stream", Boolean(total && !total.bytes));
     const o = result.omitted && result.omitted[stream];
     if (o && (o.bytes || o.lines)) {
       parts.push(el("p", "marker", `${stream}: capture dropped ${o.bytes} bytes, ${o.lines} lines`));
