@@ -191,3 +191,35 @@ async def test_the_viewer_reads_only_outputs_a_result_names(client: Any, served:
 
     with SessionStore(served.host.data_dir) as store:
         assert [c["toolCallId"] for c in store.tool_calls("web-s1")] == ["cut", "small"]
+
+
+async def test_a_call_shows_its_whole_arguments_its_model_view_and_why_an_output_is_gone(
+    client: Any, served: Served
+) -> None:
+    from toolbound import estimate_tokens, model_text
+    from toolbound.store import SessionStore
+
+    args = {"command": "seq 1 5000", "description": "Count"}
+    result = await served.host.call("Bash", args, tool_call_id="counted")
+    row = (await client.get("/api/sessions/web-s1/calls/counted", headers=bearer(served))).json()
+    text = model_text("Bash", result)
+    assert (row["args"], row["description"], row["result"]) == (args, "Count", result)
+    assert row["model"] == {
+        "text": text,
+        "bytes": len(text.encode()),
+        "tokens": estimate_tokens(text),
+    }
+    assert row["outputs"] == [{"name": "stdout", "path": result["spill"]["stdout"], "gone": None}]
+    listed = (await client.get("/api/sessions/web-s1/calls", headers=bearer(served))).json()
+    assert "args" not in listed["calls"][0]
+
+    # The store says the session now runs on another machine: its files are there.
+    with SessionStore(served.host.data_dir) as store:
+        store.note_origin("web-s1", workspace="/elsewhere", host="machine-b")
+    reason = f"This output is a file on machine-b; this web view runs on {served.view.here}."
+    row = (await client.get("/api/sessions/web-s1/calls/counted", headers=bearer(served))).json()
+    assert [o["gone"] for o in row["outputs"]] == [reason]
+    gone = await client.get(
+        "/api/sessions/web-s1/calls/counted/outputs/stdout", headers=bearer(served)
+    )
+    assert (gone.status_code, gone.json()) == (410, {"error": reason, "gone": True})
