@@ -86,7 +86,7 @@ def _one_line(text: str, max_chars: int) -> str:
 
 
 def short_args(tool: str, args: Any, *, max_chars: int = SHORT_ARGS_CHARS) -> str:
-    """The arguments as one line: the command, the path and window, or the pattern."""
+    """The arguments as one line: the command, the path (and window), or the pattern."""
     if not isinstance(args, dict):
         return _one_line(json.dumps(args, ensure_ascii=False), max_chars)
     if tool == "Bash" and isinstance(args.get("command"), str):
@@ -94,6 +94,8 @@ def short_args(tool: str, args: Any, *, max_chars: int = SHORT_ARGS_CHARS) -> st
     elif tool == "Read" and isinstance(args.get("path"), str):
         window = [f"{k}={args[k]}" for k in ("offset", "limit") if k in args]
         text = " ".join([args["path"], *window])
+    elif tool in ("Edit", "Write") and isinstance(args.get("path"), str):
+        text = args["path"]
     elif tool in ("Grep", "Glob") and isinstance(args.get("pattern"), str):
         text = args["pattern"] + (f" in {args['path']}" if args.get("path") else "")
     else:
