@@ -51,6 +51,7 @@ from toolbound.store import (
     StoreUnavailable,
     store_location,
 )
+from toolbound.store.summaries import machine_name
 from toolbound.tools.registry import spec_for
 
 log = logging.getLogger(__name__)
@@ -274,6 +275,8 @@ class ToolHost:
             log.warning("toolbound: tool calls are not recorded (%s): %s", self.data_dir, err)
             return None, None
         try:
+            # Where this session runs, for the web view's list of a fleet's sessions.
+            store.note_origin(self.session_id, workspace=str(self.workspace), host=machine_name())
             return store, store.recorder(self.session_id)
         except StoreUnavailable as err:
             log.warning("toolbound: tool calls are not recorded (%s): %s", self.data_dir, err)

@@ -3,17 +3,26 @@
 The server is uvicorn on a free loopback port, in the test's event loop, so
 a test can run tool calls on the host while the browser watches. Chromium is
 Debian's (``make browser`` installs it), driven by Playwright.
+
+One Chromium serves a whole test module (launching it costs a second or two
+on a loaded machine); each test gets a fresh browser context of its own
+(cookies, storage), so no test sees another's token cookie. The web tests
+therefore run in one event loop per module (``pytestmark`` in each module,
+``loop_scope="module"`` here): Playwright's objects belong to the loop that
+made them.
+
+Screenshots are test artifacts, written to ``build/screenshots/`` (gitignored).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
+import pytest_asyncio
 
 from toolbound.host import ToolHost
 from toolbound.store import SessionStore
@@ -22,7 +31,6 @@ from toolbound.web.server import LocalServer
 
 CHROMIUM = os.environ.get("TOOLBOUND_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--headless",
     "--no-sandbox",
     "--disable-gpu",
     "--disable-quic",
@@ -33,8 +41,11 @@ CHROMIUM_ARGS = [
 ]
 # Every wait in a browser test is bounded by this.
 WAIT_MS = 15_000
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "web"
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots"
 TOKEN = "test-token-0123456789"
+WIDE = {"width": 1100, "height": 800}
+
+Screenshot = Callable[[Any, str], Awaitable[Path]]
 
 
 @dataclass
@@ -57,7 +68,7 @@ class Served:
         return f"{self.url}/#s={self.host.session_id}&c={call_id}"
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="module")
 async def served(tmp_path: Path) -> AsyncIterator[Served]:
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -75,30 +86,36 @@ async def served(tmp_path: Path) -> AsyncIterator[Served]:
                 await server.stop()
 
 
-@pytest.fixture
-async def browser(tmp_path: Path) -> AsyncIterator[Any]:
-    """A fresh Chromium profile; yields the Playwright browser context."""
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def chromium() -> AsyncIterator[Any]:
+    """One headless Chromium for the module's tests."""
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
-        context = await pw.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=CHROMIUM,
-            args=CHROMIUM_ARGS,
-            headless=True,
-            viewport={"width": 1100, "height": 800},
+        launched = await pw.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
         )
-        context.set_default_timeout(WAIT_MS)
         try:
-            yield context
+            yield launched
         finally:
-            await context.close()
+            await launched.close()
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="module")
+async def browser(chromium: Any) -> AsyncIterator[Any]:
+    """A fresh browser context (no cookies yet) in the module's Chromium."""
+    context = await chromium.new_context(viewport=WIDE)
+    context.set_default_timeout(WAIT_MS)
+    try:
+        yield context
+    finally:
+        await context.close()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
 async def page(browser: Any, served: Served) -> AsyncIterator[Any]:
     """A page that has visited the printed URL (so it holds the token cookie)."""
-    page = browser.pages[0] if browser.pages else await browser.new_page()
+    page = await browser.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda err: errors.append(str(err)))
     response = await page.goto(served.page_url)
@@ -106,3 +123,17 @@ async def page(browser: Any, served: Served) -> AsyncIterator[Any]:
     assert response.status == 200
     yield page
     assert errors == []
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def screenshot() -> Screenshot:
+    """``await screenshot(page, "name")`` writes ``build/screenshots/name.png``."""
+
+    async def take(page: Any, name: str) -> Path:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS / f"{name}.png"
+        await page.screenshot(path=str(path), full_page=True)
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        return path
+
+    return take

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+# One event loop per module: the module shares one Chromium (conftest.py).
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
 RUNS = """
 async ([raw, start]) => {
   const ansi = await import('/static/ansi.js');

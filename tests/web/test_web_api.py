@@ -7,6 +7,10 @@ from typing import Any
 
 import httpx2 as httpx
 import pytest
+import pytest_asyncio
+
+# One event loop per module: the module shares one Chromium (conftest.py).
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 Served = Any  # the fixture's type (conftest.py): host, hub, view, server, workspace
 
@@ -34,7 +38,7 @@ def sse_events(body: str) -> list[dict[str, Any]]:
     return events
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="module")
 async def client(served: Served) -> Any:
     async with httpx.AsyncClient(base_url=served.url, timeout=15) as c:
         yield c
@@ -148,7 +152,7 @@ async def test_sessions_and_calls_recorded_by_another_host_are_listed(
     ) as other:
         await other.call("Bash", {"command": "echo elsewhere"}, tool_call_id="o1")
     sessions = (await client.get("/api/sessions", headers=bearer(served))).json()["sessions"]
-    assert [(s["id"], s["live"]) for s in sessions] == [("web-s1", True), ("other", False)]
+    assert [(s["id"], s["live"]) for s in sessions] == [("other", False), ("web-s1", True)]
     rows = (await client.get("/api/sessions/other/calls", headers=bearer(served))).json()
     assert [(r["toolCallId"], r["status"], r["argsShort"]) for r in rows["calls"]] == [
         ("o1", "done", "echo elsewhere")
@@ -187,3 +191,35 @@ async def test_the_viewer_reads_only_outputs_a_result_names(client: Any, served:
 
     with SessionStore(served.host.data_dir) as store:
         assert [c["toolCallId"] for c in store.tool_calls("web-s1")] == ["cut", "small"]
+
+
+async def test_a_call_shows_its_whole_arguments_its_model_view_and_why_an_output_is_gone(
+    client: Any, served: Served
+) -> None:
+    from toolbound import estimate_tokens, model_text
+    from toolbound.store import SessionStore
+
+    args = {"command": "seq 1 5000", "description": "Count"}
+    result = await served.host.call("Bash", args, tool_call_id="counted")
+    row = (await client.get("/api/sessions/web-s1/calls/counted", headers=bearer(served))).json()
+    text = model_text("Bash", result)
+    assert (row["args"], row["description"], row["result"]) == (args, "Count", result)
+    assert row["model"] == {
+        "text": text,
+        "bytes": len(text.encode()),
+        "tokens": estimate_tokens(text),
+    }
+    assert row["outputs"] == [{"name": "stdout", "path": result["spill"]["stdout"], "gone": None}]
+    listed = (await client.get("/api/sessions/web-s1/calls", headers=bearer(served))).json()
+    assert "args" not in listed["calls"][0]
+
+    # The store says the session now runs on another machine: its files are there.
+    with SessionStore(served.host.data_dir) as store:
+        store.note_origin("web-s1", workspace="/elsewhere", host="machine-b")
+    reason = f"This output is a file on machine-b; this web view runs on {served.view.here}."
+    row = (await client.get("/api/sessions/web-s1/calls/counted", headers=bearer(served))).json()
+    assert [o["gone"] for o in row["outputs"]] == [reason]
+    gone = await client.get(
+        "/api/sessions/web-s1/calls/counted/outputs/stdout", headers=bearer(served)
+    )
+    assert (gone.status_code, gone.json()) == (410, {"error": reason, "gone": True})

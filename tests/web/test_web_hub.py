@@ -139,6 +139,7 @@ async def test_a_late_subscriber_gets_the_backlog_then_live_events_to_the_result
         ended_at=ended.ended_at,
         result=got[-1]["result"],
         last_seq=got[-1]["seq"],
+        text=got[-1]["text"],
     )
 
 
@@ -198,6 +199,8 @@ def test_short_args_show_the_command_path_or_pattern_on_one_line() -> None:
     )
     assert short_args("Grep", {"pattern": "def ", "path": "src"}) == "def in src"
     assert short_args("Glob", {"pattern": "**/*.py"}) == "**/*.py"
+    assert short_args("Edit", {"path": "a.py", "oldString": "x", "newString": "y"}) == "a.py"
+    assert short_args("Write", {"path": "b.py", "content": "x\n" * 100}) == "b.py"
     assert short_args("Bash", "ls") == '"ls"'
     assert short_args("Bash", {"command": "x" * 300}, max_chars=10) == "xxxxxxxxx…"
 

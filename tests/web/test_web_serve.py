@@ -19,8 +19,10 @@ from mcp import Client
 
 from mcp_client import bearer_transport
 
+# One event loop per module: the module shares one Chromium (conftest.py).
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
 WAIT_S = 30.0
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "web"
 PANE_LINES = "sel => [...document.querySelectorAll(sel + ' .line')].map(e => e.textContent)"
 
 
@@ -65,7 +67,7 @@ def serving(tmp_path: Path) -> Iterator[Serving]:
 
 
 async def test_the_page_shares_the_mcp_port_and_watches_an_mcp_call_live(
-    serving: Serving, browser: Any
+    serving: Serving, browser: Any, screenshot: Any
 ) -> None:
     base = serving.page_url.split("/?")[0]
     async with httpx.AsyncClient(timeout=WAIT_S) as plain:
@@ -79,7 +81,7 @@ async def test_the_page_shares_the_mcp_port_and_watches_an_mcp_call_live(
     transport = bearer_transport(serving.mcp_url, token)
     async with Client(transport, mode="legacy", read_timeout_seconds=WAIT_S) as client:
         call = asyncio.create_task(client.call_tool("Bash", {"command": command, "timeout": 60}))
-        page = browser.pages[0] if browser.pages else await browser.new_page()
+        page = await browser.new_page()
         await page.goto(serving.page_url)
         await page.click("#sessions a")  # the MCP session, the only one
         await page.click(".call")
@@ -92,8 +94,7 @@ async def test_the_page_shares_the_mcp_port_and_watches_an_mcp_call_live(
             "tick 3",
         ]
         assert not call.done()
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        await page.screenshot(path=str(ARTIFACTS / "serve-live.png"), full_page=True)
+        await screenshot(page, "serve-live")
         (serving.workspace / "gate").touch()
         result = await asyncio.wait_for(call, WAIT_S)
         assert result.structured_content is not None

@@ -14,6 +14,7 @@ Pieces:
     sessions    SessionStore, SessionInfo, PruneReport: the store and session lifecycle
     recorder    CallRecorder: the host's tool calls and events, off the event loop
     replay      reading the recorded calls and events back
+    summaries   SessionSummary: where each session runs, its size and last activity
 """
 
 from toolbound.store.backend import is_url, store_location

@@ -314,10 +314,19 @@ CREATE TABLE read_records (
 );
 """
 
+# Where a session runs: the workspace and the machine (host name) of the host that
+# last opened it, so the web view can tell a fleet's sessions apart. Written by
+# ``SessionStore.note_origin``; NULL for sessions recorded before it.
+_SESSION_ORIGIN = """
+ALTER TABLE sessions ADD COLUMN workspace TEXT;
+ALTER TABLE sessions ADD COLUMN host TEXT;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "0001_initial", _INITIAL, _PG_INITIAL),
     Migration(2, "0002_retention", _RETENTION, _PG_RETENTION),
     Migration(3, "0003_read_records", _READ_RECORDS, _PG_READ_RECORDS),
+    Migration(5, "0005_session_origin", _SESSION_ORIGIN, _SESSION_ORIGIN),
 )
 
 

@@ -16,7 +16,8 @@ back by ``replay``; the store opens their transactions.
 Pieces:
     SessionInfo   a session's row and counts
     PruneReport   what store.prune removed
-    SessionStore  the store: session(), get(), end(), list(), prune(); events(), recorder()
+    SessionStore  the store: session(), get(), end(), list(), prune(); events(), recorder();
+                  note_origin(), summaries() (the web view's list, ``summaries``)
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from toolbound.store.backend import STORE_ENV, Backend, Conn, SqliteBackend, ope
 from toolbound.store.errors import StoreUnavailable
 from toolbound.store.recorder import CallRecorder
 from toolbound.store.replay import read_dropped, read_events, read_tool_calls
+from toolbound.store.summaries import SessionSummary, note_origin, read_summaries
 from toolbound.store.tokens import Estimator, estimate_tokens
 from toolbound.store.transcript import Session, SessionError
 
@@ -218,6 +220,20 @@ class SessionStore:
                 params,
             ).fetchall()
         return [SessionInfo(*row) for row in rows]
+
+    def note_origin(self, session_id: str, *, workspace: str, host: str) -> None:
+        """Record where the session runs: its workspace and machine (``store.summaries``).
+
+        Creates the session if it does not exist yet.
+        """
+        sid = _checked_id(session_id)
+        with self._write() as conn:
+            note_origin(conn, sid, workspace=workspace, host=host)
+
+    def summaries(self, *, session_id: str | None = None) -> builtins.list[SessionSummary]:
+        """Every session (or only ``session_id``) as the web view lists it, newest first."""
+        with self._read() as conn:
+            return read_summaries(conn, session_id)
 
     def end(self, session_id: str) -> SessionInfo:
         """End the session (it takes no more messages) and remove its scratch dir.

@@ -6,10 +6,14 @@ Routes (every one needs the token; without it the answer is 403):
                                                and redirects to a URL without it)
     GET /static/{name}                         its scripts and style sheet
     GET /favicon.ico                           204: the page has no icon
-    GET /api/sessions                          sessions: live ones, then stored ones
-    GET /api/sessions/{sid}/calls              a session's calls, oldest first (the
-                                               viewer's own Reads left out)
-    GET /api/sessions/{sid}/calls/{id}         one call: its row and its result
+    GET /api/sessions                          sessions, newest first: workspace, host,
+                                               start, last activity, calls; and the
+                                               machine this view runs on (``here``)
+    GET /api/sessions/{sid}/calls              a session's calls, oldest first (rows
+                                               without the full arguments)
+    GET /api/sessions/{sid}/calls/{id}         one call: its row, full arguments,
+                                               result, model view, outputs (``gone``
+                                               says why one cannot be opened)
     GET /api/sessions/{sid}/calls/{id}/events?after=SEQ
                                                Server-Sent Events: the call's events
                                                with seq > SEQ (or after the
@@ -19,7 +23,10 @@ Routes (every one needs the token; without it the answer is 403):
     GET /api/sessions/{sid}/calls/{id}/outputs/{name}?offset=&limit=
                                                a window of an output the result names
                                                (a spill file, a Read result's file),
-                                               read with the Read tool
+                                               read with the Read tool; 410 with the
+                                               reason when it is gone (an ended
+                                               session's spill files, another
+                                               machine's files, a removed file)
 
 The token is random (``secrets.token_urlsafe``) and is accepted as the
 ``token`` query parameter, an ``Authorization: Bearer`` header, or the cookie
@@ -28,12 +35,12 @@ cannot send headers). No CORS headers are sent, so another origin can
 neither read the API nor open its streams; the page's Content-Security-Policy
 allows only its own script, and the script writes output as text only.
 
-The viewer's own Read calls carry the ``VIEWER_CALL_PREFIX`` id prefix: the
-session store records them like any call, and the call lists leave them out.
+The viewer's own Reads run the Read tool's function outside any host, so
+they are neither listened to nor recorded as the agent's calls.
 
 Pieces:
     WebView      hub + store + reader + token -> the routes
-    Reader       how the viewer runs Read for a session
+    Reader       how the viewer runs Read for a session (in its workspace, when known)
     host_reader  the default Reader: the Read tool in the session's roots
     build_app    a Starlette app of just the web view (the MCP server mounts routes())
     new_token, cookie_name, page_url   the token, its cookie's name, the URL to print
@@ -66,11 +73,13 @@ from starlette.responses import (
 from starlette.routing import Route
 
 from toolbound.limits import DEFAULT_LIMITS, Limits
-from toolbound.web.calls import CallRecord, outputs_of, summary
+from toolbound.store.summaries import machine_name
+from toolbound.web.calls import CallRecord, Origin, detail, gone_reason, outputs_of, summary
 from toolbound.web.hub import Hub
 from toolbound.web.source import CallSource, merged_records
 
-Reader = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+# (session id, Read arguments, the session's workspace on this machine or None) -> result
+Reader = Callable[[str, dict[str, Any], Path | None], Awaitable[dict[str, Any]]]
 Endpoint = Callable[[Request], Awaitable[Response]]
 
 # An idle event stream sends a comment this often, so proxies and the
@@ -117,8 +126,9 @@ def host_reader(
     """Read with the Read tool's function, in the roots of the session's host.
 
     The Read tool's roots apply: the session's scratch dir (its spill files),
-    the workspace, the approved folders. No host runs it, so the viewer's
-    reads are neither listened to nor recorded as the agent's tool calls.
+    the session's workspace (the one its host recorded, else ``workspace``),
+    the approved folders. No host runs it, so the viewer's reads are neither
+    listened to nor recorded as the agent's tool calls.
     """
     from toolbound.host import run_tool
     from toolbound.paths import Roots, default_data_dir
@@ -128,11 +138,14 @@ def host_reader(
     data = (data_dir if data_dir is not None else default_data_dir()).absolute()
     external = tuple(allow_external)
 
-    async def read(session_id: str, args: dict[str, Any]) -> dict[str, Any]:
+    async def read(
+        session_id: str, args: dict[str, Any], session_workspace: Path | None
+    ) -> dict[str, Any]:
         scratch = Scratch(data, session_id)
+        root = session_workspace if session_workspace is not None else workspace
         ctx = ToolContext(
             limits=limits,
-            roots=Roots.create(workspace, scratch.dir, external),
+            roots=Roots.create(root, scratch.dir, external),
             scratch=scratch,
             tool_call_id=f"web_{uuid.uuid4().hex[:16]}",
             emit=lambda _stream, _data: None,
@@ -173,6 +186,8 @@ class WebView:
     reader: Reader
     source: CallSource | None = None
     token: str = field(default_factory=new_token)
+    # The machine this web view runs on: outputs of other machines' sessions are there.
+    here: str = field(default_factory=machine_name)
 
     # --- the guard ------------------------------------------------------------
 
@@ -243,17 +258,53 @@ class WebView:
     # --- the API --------------------------------------------------------------
 
     async def sessions(self, request: Request) -> Response:
+        """Newest first: the hub's sessions the store does not know (yet), then the stored.
+
+        ``tokens`` is the place of the session's context total (the ledger's).
+        """
         stored = await asyncio.to_thread(self.source.session_rows) if self.source else []
-        live = set(self.hub.live_sessions())
+        live = self.hub.live_sessions()
+        known = {row["id"] for row in stored}
         seen = {r.session_id for r in self.hub.records()}
-        rows: dict[str, dict[str, Any]] = {}
-        for sid in [*live, *sorted(seen - live)]:
-            rows[sid] = {"id": sid, "createdAt": None, "endedAt": None}
-        for row in stored:
-            rows[row["id"]] = {**rows.get(row["id"], {}), **row}
+        unstored = [sid for sid in [*live, *sorted(seen - set(live))] if sid not in known]
+        rows = [self._hub_row(sid) for sid in unstored] + stored
         return JSONResponse(
-            {"sessions": [{**row, "live": row["id"] in live} for row in rows.values()]}
+            {
+                "here": self.here,
+                "sessions": [{**row, "live": row["id"] in live, "tokens": None} for row in rows],
+            }
         )
+
+    def _hub_row(self, session_id: str) -> dict[str, Any]:
+        """A session only the hub knows (its store is unusable): what its host tells."""
+        host = self.hub.host_for(session_id)
+        records = self.hub.records(session_id)
+        return {
+            "id": session_id,
+            "createdAt": None,
+            "endedAt": None,
+            "workspace": str(host.workspace) if host is not None else None,
+            "host": self.here if host is not None else None,
+            "toolCalls": len(records),
+            "lastActivity": max((r.ended_at or r.started_at for r in records), default=None),
+        }
+
+    async def _session_row(self, session_id: str) -> dict[str, Any] | None:
+        if self.source is None:
+            return None
+        rows = await asyncio.to_thread(self.source.session_rows, session_id)
+        return rows[0] if rows else None
+
+    async def _origin(self, session_id: str) -> tuple[Origin, Path | None]:
+        """Where the session runs, and its workspace when that is on this machine."""
+        row = await self._session_row(session_id)
+        host = self.hub.host_for(session_id)
+        if row is None:
+            here = self.here if host is not None else None
+            return Origin(ended=False, host=here), host.workspace if host else None
+        workspace = row["workspace"] if row["host"] == self.here else None
+        origin = Origin(ended=row["endedAt"] is not None, host=row["host"])
+        return origin, Path(workspace) if workspace else None
 
     async def _records(self, session_id: str) -> list[CallRecord]:
         stored: list[CallRecord] = []
@@ -278,7 +329,8 @@ class WebView:
         record = await self._record(request)
         if record is None:
             return JSONResponse({"error": "no such call"}, status_code=404)
-        return JSONResponse({**summary(record), "result": record.result})
+        origin, _ = await self._origin(record.session_id)
+        return JSONResponse(detail(record, origin, self.here))
 
     async def events(self, request: Request) -> Response:
         sid, cid = request.path_params["sid"], request.path_params["cid"]
@@ -353,11 +405,26 @@ class WebView:
             limit = _int_param(request, "limit", None)
         except ValueError as err:
             return JSONResponse({"error": str(err)}, status_code=400)
+        origin, workspace = await self._origin(record.session_id)
+        gone = gone_reason(output, origin, self.here)
+        if gone is not None:
+            return JSONResponse({"error": gone, "gone": True}, status_code=410)
         args: dict[str, Any] = {"path": output["path"], "offset": offset}
         if limit is not None:
             args["limit"] = limit
-        result = await self.reader(record.session_id, args)
+        result = await self.reader(record.session_id, args, workspace)
+        if "error" in result:
+            # The Read tool's message is for the model; the page says what happened.
+            return JSONResponse(_unreadable(output["path"], result["error"]), status_code=410)
         return JSONResponse(result)
+
+
+def _unreadable(path: str, error: dict[str, Any]) -> dict[str, Any]:
+    if error.get("code") == "TOOL_NOT_FOUND":
+        reason = f"The file {path} is gone: it was removed or moved after the call."
+    else:
+        reason = f"The web view cannot read {path} now ({error.get('code')})."
+    return {"error": reason, "gone": True, "code": error.get("code")}
 
 
 def build_app(view: WebView) -> Starlette:

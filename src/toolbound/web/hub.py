@@ -142,7 +142,11 @@ class Hub(CallListener):
             )
         elif event["type"] == "result":
             call.record = replace(
-                call.record, result=event["result"], ended_at=time.time(), last_seq=event["seq"]
+                call.record,
+                result=event["result"],
+                text=event.get("text"),
+                ended_at=time.time(),
+                last_seq=event["seq"],
             )
         else:
             call.record = replace(call.record, last_seq=event["seq"])

@@ -10,7 +10,7 @@ store's notifications (``StoreFollower``).
 
 Pieces:
     CallSource      the store side: sessions, a session's calls, a call's events
-    StoreSource     a CallSource over ``SessionStore`` (list, tool_calls, events)
+    StoreSource     a CallSource over ``SessionStore`` (summaries, tool_calls, events)
     merged_records  hub records + stored records -> one list, oldest first
 """
 
@@ -28,8 +28,9 @@ from toolbound.web.follow import StoreFollower
 class CallSource(Protocol):
     """Recorded calls, read back (blocking; the app calls it in a thread)."""
 
-    def session_rows(self) -> list[dict[str, Any]]:
-        """Sessions, newest first: ``{"id", "createdAt", "endedAt"}``."""
+    def session_rows(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        """Sessions (or only ``session_id``), newest first: ``{"id", "createdAt", "endedAt",
+        "workspace", "host", "toolCalls", "lastActivity"}``."""
         ...
 
     def call_records(self, session_id: str) -> list[CallRecord]:
@@ -51,7 +52,7 @@ class CallSource(Protocol):
 class _Store(Protocol):
     """The part of ``toolbound.store.SessionStore`` the web view reads."""
 
-    def list(self) -> builtins.list[Any]: ...
+    def summaries(self, *, session_id: str | None = None) -> builtins.list[Any]: ...
 
     def tool_calls(self, session_id: str) -> builtins.list[dict[str, Any]]: ...
 
@@ -76,11 +77,8 @@ class StoreSource:
         self.store = store
         self.follower = follower
 
-    def session_rows(self) -> list[dict[str, Any]]:
-        return [
-            {"id": info.id, "createdAt": info.created_at, "endedAt": info.ended_at}
-            for info in reversed(self.store.list())
-        ]
+    def session_rows(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        return [s.to_wire() for s in self.store.summaries(session_id=session_id)]
 
     def call_records(self, session_id: str) -> list[CallRecord]:
         return [

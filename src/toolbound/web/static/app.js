@@ -3,12 +3,19 @@
 // Everything shown from a tool call goes into the page as text
 // (textContent), never as HTML. Output panes are virtual: they keep the
 // lines in memory and put only the ones on screen into the DOM, so a
-// 200,000-line output costs a few dozen elements.
+// 200,000-line output costs a few dozen elements. A result is rendered from
+// its fields (a Read window, Grep hits by file, a Glob list, a diff, two
+// streams), never by reading markers back out of text; the model view shows
+// the text the model read exactly as the server sent it.
 //
 // Pieces:
 //   Pane         a virtual, ANSI-aware, append-only text view
 //   api          fetch JSON from the server (the cookie carries the token)
-//   sessions / calls / detail / viewer   the page's four parts
+//   sessions     the list: workspace, host, times, calls; a text filter
+//   calls        the session's calls, rows updated in place
+//   detail       one call: arguments, outcome, its result rendered, model view
+//   renderers    per tool: Bash, Read, Grep, Glob, Edit/Write, errors
+//   viewer       "open full output": Read windows of a spill file or a file
 //   route        the location hash (#s=SESSION&c=CALL) -> what is shown
 
 import { PLAIN, compact, parseLine, scanState } from "./ansi.js";
@@ -18,11 +25,12 @@ const COMPACT_AT = 4096; // a line still being written is compacted past this le
 const POLL_MS = 1000; // while the session is live or a call of it runs
 const IDLE_POLL_MS = 5000;
 const VIEW_PAGE_LINES = 500;
+const MAX_ROWS = 5000; // rendered rows of a Grep or Glob result (its budget keeps it below)
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
   if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = text;
+  if (text !== undefined && text !== null) node.textContent = text;
   return node;
 }
 
@@ -165,10 +173,16 @@ export class Pane {
 
 // --- the server ---------------------------------------------------------------
 
-async function api(path) {
+async function fetchJson(path) {
   const response = await fetch(path, { credentials: "same-origin", cache: "no-store" });
-  if (!response.ok) throw new Error(`${path}: ${response.status}`);
-  return response.json();
+  const body = await response.json().catch(() => null);
+  return { status: response.status, body };
+}
+
+async function api(path) {
+  const { status, body } = await fetchJson(path);
+  if (status !== 200) throw new Error(`${path}: ${status}`);
+  return body;
 }
 
 const enc = encodeURIComponent;
@@ -184,6 +198,10 @@ const state = {
   viewer: null, // {cid, name, offsets: [...], result}
   running: true, // a call of the session is running: poll often
   live: true, // the session is served right now: poll often
+  sessions: [], // the last list the server sent
+  sessionsKey: "", // what the list was drawn from (rows + filter + current)
+  polls: 0, // polls done (tests wait for the next one)
+  rows: new Map(), // tool call id -> {node, key}
 };
 
 const $ = (id) => document.getElementById(id);
@@ -201,6 +219,17 @@ function formatDuration(ms) {
   return `${Math.floor(ms / 60000)} min ${Math.round((ms % 60000) / 1000)} s`;
 }
 
+const pad = (n) => String(n).padStart(2, "0");
+
+// Local time, to the second; the date only when it is not today.
+function formatTime(seconds) {
+  if (seconds === null || seconds === undefined) return "?";
+  const d = new Date(seconds * 1000);
+  const time = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  if (d.toDateString() === new Date().toDateString()) return time;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${time}`;
+}
+
 const STATUS_TEXT = {
   running: "running", done: "done", error: "error", timedOut: "timed out", aborted: "aborted",
 };
@@ -211,59 +240,138 @@ function badge(status) {
 
 // --- sessions -----------------------------------------------------------------
 
+function sessionMatches(s, filter) {
+  if (!filter) return true;
+  const hay = [s.id, s.workspace || "", s.host || ""].join("\n").toLowerCase();
+  return filter.split(/\s+/).every((word) => hay.includes(word));
+}
+
+function sessionItem(s) {
+  const li = el("li", s.id === state.session ? "current" : "");
+  li.dataset.id = s.id;
+  const a = el("a", `sid${s.id === state.session ? " current" : ""}`, s.id);
+  a.href = `#s=${enc(s.id)}`;
+  li.append(a, " ");
+  if (s.live) li.append(el("span", "badge live", "live"));
+  else if (s.endedAt) li.append(el("span", "badge ended", "ended"));
+  const where = el("div", "meta where");
+  where.append(el("span", "ws", s.workspace || "workspace unknown"), " · ", el("span", "host", s.host || "host unknown"));
+  const when = el("div", "meta when");
+  const calls = `${s.toolCalls} call${s.toolCalls === 1 ? "" : "s"}`;
+  const tokens = s.tokens === null || s.tokens === undefined ? "tokens —" : `${s.tokens} tokens`;
+  when.append(
+    el("span", "started", `started ${formatTime(s.createdAt)}`), " · ",
+    el("span", "last", `last ${formatTime(s.lastActivity)}`), " · ",
+    el("span", "count", calls), " · ",
+    el("span", "tokens", tokens),
+  );
+  li.append(where, when);
+  return li;
+}
+
+function drawSessions() {
+  const filter = $("session-filter").value.trim().toLowerCase();
+  const key = JSON.stringify([state.sessions, filter, state.session]);
+  if (key === state.sessionsKey) return;
+  state.sessionsKey = key;
+  const shown = state.sessions.filter((s) => sessionMatches(s, filter));
+  const items = shown.map(sessionItem);
+  if (!state.sessions.length) items.push(el("li", "empty", "No sessions yet."));
+  else if (!items.length) items.push(el("li", "empty", "No session matches the filter."));
+  $("sessions").replaceChildren(...items);
+}
+
 async function refreshSessions() {
-  const { sessions } = await api("/api/sessions");
-  const list = $("sessions");
-  const items = sessions.map((s) => {
-    const a = el("a", s.id === state.session ? "current" : "", s.id);
-    a.href = `#s=${enc(s.id)}`;
-    const li = el("li");
-    li.append(a);
-    if (s.live) li.append(el("span", "badge live", "live"));
-    else if (s.endedAt) li.append(el("span", "badge ended", "ended"));
-    return li;
-  });
-  if (!items.length) items.push(el("li", "empty", "No sessions yet."));
-  list.replaceChildren(...items);
-  state.live = sessions.some((s) => s.id === state.session && s.live);
-  // No session chosen (by the address either): show the first.
+  const { sessions, here } = await api("/api/sessions");
+  state.sessions = sessions;
+  $("here").textContent = here ? `on ${here}` : "";
+  drawSessions();
+  const current = sessions.find((s) => s.id === state.session);
+  state.live = Boolean(current && current.live);
+  $("session-head").textContent = current ? `· ${current.id} · ${current.workspace || ""} · ${current.host || ""}` : "";
+  // No session chosen (by the address either): show the newest.
   if (!parseHash().session && sessions.length) location.hash = `#s=${enc(sessions[0].id)}`;
 }
 
 // --- calls --------------------------------------------------------------------
 
+function callRow(c) {
+  const row = el("a", `call${c.toolCallId === state.call ? " current" : ""}`);
+  row.href = `#s=${enc(state.session)}&c=${enc(c.toolCallId)}`;
+  row.dataset.id = c.toolCallId;
+  row.append(el("span", "tool", c.tool), el("span", "args", c.argsShort), badge(c.status));
+  if (c.cut) row.append(el("span", "badge cut", "cut"));
+  row.append(el("span", "duration", formatDuration(durationOf(c))));
+  if (c.description) row.append(el("span", "desc", c.description));
+  return row;
+}
+
+// Rows are keyed by call id and rebuilt only when their call changed: a
+// session of hundreds of calls costs a few new rows per poll, not hundreds.
 async function refreshCalls() {
   if (!state.session) return;
-  const { calls } = await api(`/api/sessions/${enc(state.session)}/calls`);
+  const session = state.session;
+  const { calls } = await api(`/api/sessions/${enc(session)}/calls`);
+  if (state.session !== session) return;
   state.running = calls.some((c) => c.status === "running");
-  const rows = calls.map((c) => {
-    const row = el("a", `call${c.toolCallId === state.call ? " current" : ""}`);
-    row.href = `#s=${enc(state.session)}&c=${enc(c.toolCallId)}`;
-    row.dataset.id = c.toolCallId;
-    row.append(el("span", "tool", c.tool), el("span", "args", c.argsShort), badge(c.status));
-    if (c.cut) row.append(el("span", "badge cut", "cut"));
-    row.append(el("span", "duration", formatDuration(durationOf(c))));
-    return row;
+  const box = $("calls");
+  const wanted = new Set(calls.map((c) => c.toolCallId));
+  for (const [id, row] of state.rows) {
+    if (!wanted.has(id)) { row.node.remove(); state.rows.delete(id); }
+  }
+  box.querySelector(".empty")?.remove();
+  calls.forEach((c, i) => {
+    const key = JSON.stringify([c, c.toolCallId === state.call, c.status === "running" ? Math.floor(Date.now() / 1000) : 0]);
+    let row = state.rows.get(c.toolCallId);
+    if (!row || row.key !== key) {
+      const node = callRow(c);
+      if (row) row.node.replaceWith(node);
+      row = { node, key };
+      state.rows.set(c.toolCallId, row);
+    }
+    const at = box.children[i] || null;
+    if (row.node !== at) box.insertBefore(row.node, at);
   });
-  if (!rows.length) rows.push(el("p", "empty", "No tool calls in this session yet."));
-  $("calls").replaceChildren(...rows);
+  if (!calls.length) box.replaceChildren(el("p", "empty", "No tool calls in this session yet."));
   if (state.call) {
     const current = calls.find((c) => c.toolCallId === state.call);
     if (current) showHead(current);
   }
 }
 
+function clearCalls() {
+  state.rows.clear();
+  $("calls").replaceChildren();
+}
+
 // --- one call -----------------------------------------------------------------
 
 let panes = null;
+let readPane = null;
 
 function showHead(call) {
   const head = $("call-head");
   const parts = [el("span", "tool", call.tool), badge(call.status)];
   if (call.cut) parts.push(el("span", "badge cut", "cut"));
   parts.push(el("span", "duration", formatDuration(durationOf(call))));
-  head.replaceChildren(...parts, el("div", "args full", call.argsShort));
+  head.replaceChildren(...parts);
   head.dataset.status = call.status;
+}
+
+// Every argument, whole: a string as its text, anything else as JSON.
+function showArgs(call) {
+  const list = $("args-list");
+  const items = [];
+  const args = call.args && typeof call.args === "object" && !Array.isArray(call.args) ? call.args : { "": call.args };
+  for (const [name, value] of Object.entries(args)) {
+    const dd = el("dd", null, typeof value === "string" ? value : JSON.stringify(value, null, 1));
+    dd.dataset.arg = name;
+    items.push(el("dt", null, name), dd);
+  }
+  list.replaceChildren(...items);
+  const desc = $("call-description");
+  desc.textContent = call.description || "";
+  desc.hidden = !call.description;
 }
 
 function closeStream() {
@@ -271,25 +379,36 @@ function closeStream() {
   state.source = null;
 }
 
+function resetDetail() {
+  panes.stdout.clear();
+  panes.stderr.clear();
+  readPane.clear();
+  for (const id of ["result", "outputs", "list-view", "args-list", "model-text"]) $(id).replaceChildren();
+  for (const id of ["bash-view", "read-view", "list-view", "model", "viewer"]) $(id).hidden = true;
+  for (const stream of ["stdout", "stderr"]) {
+    $(`${stream}-label`).textContent = stream;
+    $(`out-${stream}`).parentElement.classList.remove("empty-stream");
+  }
+}
+
 async function showCall(cid) {
   closeStream();
   state.call = cid;
   state.lastSeq = -1;
-  panes.stdout.clear();
-  panes.stderr.clear();
-  $("result").replaceChildren();
-  $("outputs").replaceChildren();
+  resetDetail();
   $("detail").hidden = false;
+  $("detail").dataset.stream = "open";
   const call = await api(callPath(cid));
   if (state.call !== cid) return;
   showHead(call);
+  showArgs(call);
+  $("bash-view").hidden = call.tool !== "Bash";
   openStream(cid);
 }
 
 function openStream(cid) {
   const source = new EventSource(`${callPath(cid)}/events?after=${state.lastSeq}`);
   state.source = source;
-  $("detail").dataset.stream = "open";
   source.addEventListener("chunk", (msg) => {
     const event = JSON.parse(msg.data);
     if (event.seq <= state.lastSeq) return; // already shown (a reconnect)
@@ -300,7 +419,7 @@ function openStream(cid) {
     const event = JSON.parse(msg.data);
     state.lastSeq = event.seq;
     closeStream();
-    await finishCall(cid, event);
+    await finishCall(cid);
   });
   source.addEventListener("failed", (msg) => {
     const event = JSON.parse(msg.data);
@@ -321,6 +440,70 @@ function openStream(cid) {
   });
 }
 
+// The model view: the result event's text as the server sent it, never re-derived here.
+function showModel(model) {
+  if (!model) return;
+  $("model-text").textContent = model.text;
+  $("model-tokens").textContent = String(model.tokens);
+  $("model-bytes").textContent = String(model.bytes);
+  $("model").hidden = false;
+}
+
+function showOutputs(cid, outputs) {
+  const items = outputs.map((o) => {
+    if (o.gone) {
+      const note = el("p", "gone", `${o.name}: ${o.gone}`);
+      note.dataset.output = o.name;
+      return note;
+    }
+    const b = el("button", "open", `open full output: ${o.name}`);
+    b.dataset.output = o.name;
+    b.addEventListener("click", () => openViewer(cid, o.name, null));
+    return b;
+  });
+  $("outputs").replaceChildren(...items);
+}
+
+async function finishCall(cid) {
+  const call = await api(callPath(cid));
+  if (state.call !== cid) return;
+  showHead(call);
+  showArgs(call);
+  render(call);
+  showModel(call.model);
+  showOutputs(cid, call.outputs);
+  $("detail").dataset.stream = "done";
+}
+
+// --- renderers: a result as what it is ------------------------------------------
+
+function render(call) {
+  const result = call.result;
+  const parts = [];
+  if (!result) return;
+  if (result.error) {
+    parts.push(el("p", "status error", `${result.error.code}: ${result.error.message}`));
+  } else if (call.tool === "Bash" && "exitCode" in result) {
+    renderBash(result, parts);
+  } else if (call.tool === "Read" && "content" in result) {
+    renderRead(result, parts);
+  } else if (call.tool === "Grep" && Array.isArray(result.matches)) {
+    showList(grepHits(result), `${result.count} lines, ${result.files} file${result.files === 1 ? "" : "s"}`);
+  } else if (call.tool === "Grep" && Array.isArray(result.files)) {
+    showList(fileList(result.files), `${result.count} file${result.count === 1 ? "" : "s"} with matches`);
+  } else if (call.tool === "Grep" && Array.isArray(result.counts)) {
+    showList(countList(result.counts), `${result.count} file${result.count === 1 ? "" : "s"}`);
+  } else if (call.tool === "Glob" && Array.isArray(result.matches)) {
+    showList(fileList(result.matches), `${result.count} file${result.count === 1 ? "" : "s"}`);
+  } else if ((call.tool === "Edit" || call.tool === "Write") && typeof result.diff === "string") {
+    showList(diffLines(result.diff), editSummary(call.tool, result));
+  } else {
+    showList([el("pre", "rows", JSON.stringify(result, null, 2))], "result");
+  }
+  if (result.notice && !(call.tool === "Bash")) parts.push(el("p", "marker notice", result.notice));
+  $("result").replaceChildren(...parts);
+}
+
 function bashStatus(result) {
   if (result.timedOut) return ["timedOut", "timed out; the process tree was stopped"];
   if (result.aborted) return ["aborted", "aborted; the process tree was stopped"];
@@ -328,52 +511,111 @@ function bashStatus(result) {
   return [result.exitCode === 0 ? "done" : "error", `exit status ${result.exitCode}`];
 }
 
-// What the model read: the result event's text (toolbound.model_text), shown
-// as it is, never re-derived from the result.
-function modelView(text) {
-  const view = el("pre", "model-text", text);
-  view.title = `what the model read: ${new TextEncoder().encode(text).length} bytes`;
-  return view;
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+// Bash: the outcome first, then each stream (its totals on its label), live or replayed.
+function renderBash(result, parts) {
+  const [cls, text] = bashStatus(result);
+  parts.push(el("p", `status ${cls}`, text));
+  if (result.notice) parts.push(el("p", "marker notice", result.notice));
+  for (const stream of ["stdout", "stderr"]) {
+    const total = result.totals && result.totals[stream];
+    if (total) $(`${stream}-label`).textContent = `${stream} · ${plural(total.lines, "line")} · ${plural(total.bytes, "byte")}`;
+    // A stream that stayed empty keeps its label and gives its room to the other.
+    $(`out-${stream}`).parentElement.classList.toggle("empty-stream", Boolean(total && !total.bytes));
+    const o = result.omitted && result.omitted[stream];
+    if (o && (o.bytes || o.lines)) {
+      parts.push(el("p", "marker", `${stream}: capture dropped ${o.bytes} bytes, ${o.lines} lines`));
+    }
+  }
+  $("bash-view").hidden = false;
 }
 
-async function finishCall(cid, event) {
-  const result = event.result;
-  const call = await api(callPath(cid));
-  if (state.call !== cid) return;
-  showHead(call);
-  const box = $("result");
-  const parts = [];
-  if (result.error) {
-    parts.push(el("p", "status error", event.text));
-  } else if (call.tool === "Bash") {
-    const [cls, text] = bashStatus(result);
-    parts.push(el("p", `status ${cls}`, text));
-    for (const stream of ["stdout", "stderr"]) {
-      const o = result.omitted && result.omitted[stream];
-      if (o && (o.bytes || o.lines)) {
-        parts.push(el("p", "marker", `${stream}: capture dropped ${o.bytes} bytes, ${o.lines} lines`));
-      }
-    }
-    parts.push(modelView(event.text));
-  } else if (call.tool === "Read") {
-    // The file's own lines, numbered from the window's offset; the notice beside them.
-    panes.stdout.follow = false;
-    panes.stdout.append(result.content.replace(/\n$/, ""));
-    if (result.notice) parts.push(el("p", "marker", result.notice));
-  } else {
-    // Glob, Grep, Edit, Write stream no chunks: their output is the model's text.
-    panes.stdout.follow = false;
-    panes.stdout.append(event.text.replace(/\n$/, ""));
+// Read: the window of the file, numbered from its offset.
+function renderRead(result, parts) {
+  const first = result.offset + 1;
+  const last = result.offset + result.lineCount;
+  const of = result.totalLines !== undefined ? ` of ${result.totalLines}` : "";
+  const where = `${result.path} (${result.root}) · lines ${first}–${last}${of} · ${plural(result.fileBytes, "byte")}`;
+  $("read-info").textContent = where;
+  if (result.unchanged) parts.push(el("p", "marker", "unchanged since an earlier read: no content was sent"));
+  readPane.firstNumber = first;
+  readPane.follow = false;
+  readPane.append(result.content.endsWith("\n") ? result.content.slice(0, -1) : result.content);
+  $("read-view").hidden = false;
+}
+
+function showList(nodes, title) {
+  const box = $("list-view");
+  box.replaceChildren(el("h3", "list-title", title), ...nodes);
+  box.hidden = false;
+}
+
+function numbered(cls, n, text) {
+  const row = el("div", cls);
+  const num = el("span", "num");
+  num.dataset.n = String(n);
+  row.append(num, document.createTextNode(text));
+  return row;
+}
+
+// Grep content: the hits grouped by file in the result's order; context lines
+// ("context": true) apart from matches; a gap between runs of lines.
+function grepHits(result) {
+  const groups = new Map();
+  for (const m of result.matches.slice(0, MAX_ROWS)) {
+    if (!groups.has(m.path)) groups.set(m.path, []);
+    groups.get(m.path).push(m);
   }
-  box.replaceChildren(...parts);
-  const buttons = call.outputs.map((o) => {
-    const b = el("button", "open", `open full output: ${o.name}`);
-    b.dataset.output = o.name;
-    b.addEventListener("click", () => openViewer(cid, o.name, null));
-    return b;
-  });
-  $("outputs").replaceChildren(...buttons);
-  $("detail").dataset.stream = "done";
+  const nodes = [];
+  for (const [path, hits] of groups) {
+    const matches = hits.filter((m) => !m.context).length;
+    const file = el("section", "grep-file");
+    file.dataset.path = path;
+    file.append(el("h4", null, `${path} · ${plural(matches, "match")}`));
+    const rows = el("div", "rows");
+    let prev = null;
+    for (const m of hits) {
+      if (prev !== null && m.line > prev + 1) rows.append(el("div", "hit gap", "  …"));
+      rows.append(numbered(`hit ${m.context ? "context" : "match"}`, m.line, m.text));
+      prev = m.line;
+    }
+    file.append(rows);
+    nodes.push(file);
+  }
+  return nodes;
+}
+
+function fileList(paths) {
+  const list = el("ol", "files");
+  for (const p of paths.slice(0, MAX_ROWS)) list.append(el("li", null, p));
+  return [list];
+}
+
+function countList(counts) {
+  const rows = el("div", "rows counts");
+  for (const c of counts.slice(0, MAX_ROWS)) rows.append(el("div", null, `${c.count}\t${c.path}`));
+  return [rows];
+}
+
+function editSummary(tool, result) {
+  const what = tool === "Edit" ? plural(result.replacements, "replacement") : plural(result.bytes, "byte");
+  return `${result.path} · ${what}${result.created ? " · created" : ""}`;
+}
+
+// A unified diff, each line coloured by what it is (its first character).
+function diffLines(diff) {
+  const rows = el("div", "rows diff");
+  const lines = diff.endsWith("\n") ? diff.slice(0, -1).split("\n") : diff.split("\n");
+  for (const line of lines.slice(0, MAX_ROWS)) {
+    let cls = "same";
+    if (line.startsWith("+++") || line.startsWith("---")) cls = "meta";
+    else if (line.startsWith("@@")) cls = "hunk";
+    else if (line.startsWith("+")) cls = "add";
+    else if (line.startsWith("-")) cls = "del";
+    rows.append(el("div", cls, line));
+  }
+  return [rows];
 }
 
 // --- the full-output viewer ----------------------------------------------------
@@ -382,20 +624,30 @@ let viewerPane = null;
 
 async function openViewer(cid, name, offset) {
   state.viewer = { cid, name, offsets: [] };
-  $("viewer").hidden = false;
+  const viewer = $("viewer");
+  viewer.hidden = false;
+  $("viewer-info").textContent = "loading…";
+  // It opens beside the button that asked for it, brought into view.
+  viewer.scrollIntoView({ block: "nearest" });
   await loadPage(offset);
+  viewer.scrollIntoView({ block: "nearest" });
 }
 
 async function loadPage(offset) {
   const v = state.viewer;
   const query = offset === null ? `limit=${VIEW_PAGE_LINES}` : `offset=${offset}&limit=${VIEW_PAGE_LINES}`;
-  const result = await api(`${callPath(v.cid)}/outputs/${enc(v.name)}?${query}`);
+  const { status, body } = await fetchJson(`${callPath(v.cid)}/outputs/${enc(v.name)}?${query}`);
   viewerPane.clear();
-  if (result.error) {
-    $("viewer-info").textContent = `${result.error.code}: ${result.error.message}`;
+  const info = $("viewer-info");
+  if (status !== 200 || !body || body.error) {
+    info.textContent = body && typeof body.error === "string" ? body.error : `not available (${status})`;
+    info.className = "gone";
     v.result = null;
+    $("viewer-prev").disabled = $("viewer-next").disabled = true;
     return;
   }
+  const result = body;
+  info.className = "";
   v.result = result;
   viewerPane.follow = false;
   viewerPane.firstNumber = result.offset + 1;
@@ -404,7 +656,7 @@ async function loadPage(offset) {
   const lastLine = result.offset + result.lineCount;
   const of = result.totalLines !== undefined ? ` of ${result.totalLines}` : "";
   $("viewer-path").textContent = result.path;
-  $("viewer-info").textContent = `lines ${first}–${lastLine}${of} · ${result.fileBytes} bytes`;
+  info.textContent = `lines ${first}–${lastLine}${of} · ${result.fileBytes} bytes`;
   $("viewer-prev").disabled = result.offset === 0;
   $("viewer-next").disabled = result.totalLines !== undefined;
   $("viewer").dataset.offset = String(result.offset);
@@ -437,13 +689,10 @@ async function route() {
     state.session = session;
     state.call = null;
     closeStream();
+    clearCalls();
     $("detail").hidden = true;
-    $("viewer").hidden = true;
   }
-  if (call && call !== state.call) {
-    $("viewer").hidden = true;
-    await showCall(call);
-  }
+  if (call && call !== state.call) await showCall(call);
   await Promise.all([refreshSessions(), refreshCalls()]);
 }
 
@@ -454,17 +703,20 @@ async function poll() {
   } catch (err) {
     $("conn").textContent = "server unreachable";
   }
+  state.polls += 1;
   setTimeout(poll, state.running || state.live ? POLL_MS : IDLE_POLL_MS);
 }
 
 function start() {
   panes = { stdout: new Pane($("out-stdout")), stderr: new Pane($("out-stderr")) };
+  readPane = new Pane($("read-window"));
   viewerPane = new Pane($("viewer-text"));
   $("viewer-next").addEventListener("click", viewerNext);
   $("viewer-prev").addEventListener("click", viewerPrev);
   $("viewer-close").addEventListener("click", () => { $("viewer").hidden = true; });
+  $("session-filter").addEventListener("input", drawSessions);
   window.addEventListener("hashchange", route);
-  window.toolbound = { panes, viewerPane, state };
+  window.toolbound = { panes, readPane, viewerPane, state };
   route().finally(() => setTimeout(poll, POLL_MS));
 }
 
