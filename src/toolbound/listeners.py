@@ -20,7 +20,7 @@ after its starting call returned) until ``call_ended``. Every method but
 a listener is logged and costs that listener only, never the call.
 
 Pieces:
-    CallStart     who a call is: session, call id, tool, arguments
+    CallStart     who a call is: session, call id, tool, arguments, profile
     CallListener  the listener protocol, every method a no-op by default
 """
 
@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+from toolbound.model_text import Profile
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +40,8 @@ class CallStart:
     tool_call_id: str
     tool: str
     args: object
+    # The profile its result's model text is rendered for (``model_text``).
+    profile: Profile = "exact"
 
 
 class CallListener:

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from toolbound.model_text import model_text
+from toolbound.model_text import Profile, model_text
 
 
 class ErrorCode(StrEnum):
@@ -213,12 +213,19 @@ class ResultEvent(WireModel):
     text: str
 
     @staticmethod
-    def of(tool: str, tool_call_id: str, seq: int, result: dict[str, Any]) -> dict[str, Any]:
+    def of(
+        tool: str,
+        tool_call_id: str,
+        seq: int,
+        result: dict[str, Any],
+        *,
+        profile: Profile = "exact",
+    ) -> dict[str, Any]:
         """The wire dict of a result event of ``tool``, its ``text`` rendered from ``result``.
 
         The host's stream and the store's replay both build result events here.
         """
-        text = model_text(tool, result)
+        text = model_text(tool, result, profile=profile)
         return ResultEvent(tool_call_id=tool_call_id, seq=seq, result=result, text=text).to_wire()
 
 
