@@ -40,7 +40,7 @@ class CallStart:
     tool_call_id: str
     tool: str
     args: object
-    # The profile its result's model text is rendered for (``model_text``).
+    # The result profile the call ran under: its result event's text is rendered for it.
     profile: Profile = "exact"
 
 

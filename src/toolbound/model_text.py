@@ -35,9 +35,11 @@ import json
 from collections.abc import Iterable
 from typing import Any, Literal
 
-Profile = Literal["exact"]
+# ``exact`` is the seed's table; ``economy`` (opt-in) spends less of the
+# context for the same facts (CONTRACT section 8).
+Profile = Literal["exact", "economy"]
 
-PROFILES: tuple[Profile, ...] = ("exact",)
+PROFILES: tuple[Profile, ...] = ("exact", "economy")
 
 NO_FILES = "No files matched."
 NO_MATCHES = "No matches."

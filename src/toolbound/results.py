@@ -209,7 +209,7 @@ class ResultEvent(WireModel):
     tool_call_id: str
     seq: int
     result: dict[str, Any]
-    # What the model reads for the result: model_text(tool, result).
+    # What the model reads for the result: model_text(tool, result, profile=…).
     text: str
 
     @staticmethod
@@ -221,7 +221,8 @@ class ResultEvent(WireModel):
         *,
         profile: Profile = "exact",
     ) -> dict[str, Any]:
-        """The wire dict of a result event of ``tool``, its ``text`` rendered from ``result``.
+        """The wire dict of a result event of ``tool``, its ``text`` rendered from ``result``
+        for the call's ``profile``.
 
         The host's stream and the store's replay both build result events here.
         """
