@@ -90,13 +90,14 @@ def elided_bytes(tool: str, result: dict[str, Any]) -> int:
       a terminal rewrite collapsed. A cut stream's marker is part of the
       kept text (the model reads it where the cut was), so the figure is
       short of the cut by the marker's bytes.
-    - Read: the bytes clipped off long lines (and invalid bytes' repair),
-      never the unread rest of the file: a window is not an elision, and its
-      notice names the next offset. The result tells them when the window
-      is the whole file (offset 0 and ``totalLines`` present: it reached the
-      end), as ``fileBytes`` minus the content's bytes; a window that starts
-      later or stops before the end does not tell its lines' file bytes, and
-      counts 0. A re-read answered ``unchanged`` counts 0 (it is the re-read
+    - Read: the bytes clipped off long lines, never the unread rest of the
+      file: a window is not an elision, and its notice names the next
+      offset. The result tells them when the window is the whole file
+      (offset 0 and ``totalLines`` present: it reached the end), as
+      ``fileBytes`` minus the content's bytes, at least 0 (net of invalid
+      bytes, each shown as a 3-byte U+FFFD); a window that starts later or
+      stops before the end does not tell its lines' file bytes, and counts
+      0. A re-read answered ``unchanged`` counts 0 (it is the re-read
       avoided).
     - Grep, Glob, and every other tool: 0. A page tells how many entries it
       cut (``count``, ``truncated``) but not their bytes, and every entry it

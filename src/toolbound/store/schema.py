@@ -320,32 +320,29 @@ CREATE TABLE read_records (
 # row (their figures are measured from the stored result when the ledger is
 # read) and the profile they were rendered for, the only one there was.
 # Append-only like tool_call_drops: deleted only once the session has ended.
-_LEDGER_COLUMNS = """
+# One text for both engines: SQLite's INTEGER and PostgreSQL's BIGINT.
+_LEDGER_TABLE = """
+ALTER TABLE tool_calls ADD COLUMN profile TEXT NOT NULL DEFAULT 'exact';
+CREATE TABLE tool_call_ledger (
+    call_id        {int} PRIMARY KEY REFERENCES tool_calls(id),
     model_tokens   {int} NOT NULL CHECK (model_tokens >= 0),
     model_bytes    {int} NOT NULL CHECK (model_bytes >= 0),
     elided_bytes   {int} NOT NULL CHECK (elided_bytes >= 0),
     spilled_bytes  {int} NOT NULL CHECK (spilled_bytes >= 0),
     reread_avoided {int} NOT NULL CHECK (reread_avoided IN (0, 1))
+);
 """
 _LEDGER = (
-    """
-ALTER TABLE tool_calls ADD COLUMN profile TEXT NOT NULL DEFAULT 'exact';
-CREATE TABLE tool_call_ledger (
-    call_id        INTEGER PRIMARY KEY REFERENCES tool_calls(id),"""
-    + _LEDGER_COLUMNS.format(int="INTEGER")
-    + """);
+    _LEDGER_TABLE.format(int="INTEGER")
+    + """
 CREATE TRIGGER tool_call_ledger_no_update BEFORE UPDATE ON tool_call_ledger
 BEGIN SELECT RAISE(ABORT, 'tool_call_ledger are append-only: rows are never updated'); END;
 """
     + _DELETE_WHEN_ENDED.format(table="tool_call_ledger", ended=_ENDED_OF["call"])
 )
 _PG_LEDGER = (
-    """
-ALTER TABLE tool_calls ADD COLUMN profile TEXT NOT NULL DEFAULT 'exact';
-CREATE TABLE tool_call_ledger (
-    call_id        BIGINT PRIMARY KEY REFERENCES tool_calls(id),"""
-    + _LEDGER_COLUMNS.format(int="BIGINT")
-    + """);
+    _LEDGER_TABLE.format(int="BIGINT")
+    + """
 CREATE TRIGGER tool_call_ledger_no_update BEFORE UPDATE ON tool_call_ledger
 FOR EACH ROW EXECUTE FUNCTION toolbound_append_only();
 CREATE TRIGGER tool_call_ledger_no_truncate BEFORE TRUNCATE ON tool_call_ledger
