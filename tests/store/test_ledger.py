@@ -305,3 +305,26 @@ async def test_ledger_rows_are_append_only_until_the_session_ends_and_pruned_wit
         assert report.tool_calls == 1
         assert store.session("s1").ledger()["calls"] == []
     assert raw("SELECT count(*) FROM tool_call_ledger") == [(0,)]
+
+
+async def test_a_call_with_no_recorded_result_is_not_in_the_ledger(
+    tmp_path: Path, open_store: Callable[..., SessionStore]
+) -> None:
+    """Still running, or its tool crashed: it sent the model nothing (yet)."""
+    ws = workspace(tmp_path)
+    async with ToolHost(workspace=ws, data_dir=host_data(tmp_path), session_id="s1") as host:
+        result = await host.call("Glob", {"pattern": "*.py"})
+    with open_store() as store:
+        recorder = store.recorder("s1")
+        try:
+            for call_id in ("running", "done"):
+                call = CallStart("s1", call_id, "Glob", {"pattern": "*.py"})
+                recorder.call_started(call)
+            recorder.call_event(call, ResultEvent.of("Glob", "done", 0, result))
+            await recorder.settle(call)
+        finally:
+            recorder.close()
+        ledger = store.session("s1").ledger()
+        assert [c["toolCallId"] for c in store.tool_calls("s1")] == ["running", "done"]
+    assert [c["toolCallId"] for c in ledger["calls"]] == ["done"]
+    assert ledger["total"]["calls"] == 1
