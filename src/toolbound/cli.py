@@ -6,10 +6,11 @@ error); with ``--events`` it prints JSON Lines: every chunk event, then the
 result event; with ``--text`` the result's model text (``model_text``) instead
 of its JSON, with the same exit status.
 ``toolbound tools`` prints ``builtin_tool_defs()``.
-``toolbound session list|show ID|context ID|checkpoint ID --summary TEXT|end ID|
-prune --ended-before DAYS [--transcripts]`` prints the session store's view as
-one JSON document. ``--store URL`` (else ``$TOOLBOUND_STORE``, else the data
-dir) names the store: a data dir or a ``postgresql://`` URL.
+``toolbound session list|show ID|context ID|ledger ID|checkpoint ID --summary TEXT|
+end ID|prune --ended-before DAYS [--transcripts]`` prints the session store's view
+as one JSON document (``ledger ID``: ``Session.ledger()``, where its context
+went). ``--store URL`` (else ``$TOOLBOUND_STORE``, else the data dir) names the
+store: a data dir or a ``postgresql://`` URL.
 ``toolbound serve`` runs the MCP server and the web view (``toolbound.serve``,
 imported only then); ``toolbound web`` the web view alone, over the store.
 
@@ -184,6 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     for action, text in (
         ("show", "a session: its info, transcript, checkpoints and tool calls"),
         ("context", "the messages the model gets for a session"),
+        ("ledger", "where a session's context went: tokens and bytes per call and per tool"),
         ("checkpoint", "compact a session into a checkpoint"),
         ("end", "end a session and remove its scratch dir"),
     ):
@@ -297,6 +299,8 @@ def _session(ns: argparse.Namespace) -> dict[str, Any]:
                 "provider": ns.provider,
                 "messages": session.context(ns.provider),
             }
+        if ns.action == "ledger":
+            return session.ledger()
         return {"checkpoint": session.checkpoint(summary=ns.summary).to_wire()}
 
 

@@ -13,6 +13,7 @@ Pieces:
     transcript  Session, SessionError: appending checked messages, reading them back
     sessions    SessionStore, SessionInfo, PruneReport: the store and session lifecycle
     recorder    CallRecorder: the host's tool calls and events, off the event loop
+    ledger      the context ledger: each call's model tokens and bytes, elided, spilled
     replay      reading the recorded calls and events back
     summaries   SessionSummary: where each session runs, its size and last activity
 """

@@ -15,7 +15,10 @@ stored while that stream's stored bytes and lines stay within the capture
 ceiling (``capture_max_bytes`` / ``capture_max_lines``, where a Bash call's
 live stream stops anyway); later chunks of the stream (a long background
 job's) are not stored, and when the result comes their count and bytes go
-into ``tool_call_drops``. What is stored keeps its ``seq``. On PostgreSQL,
+into ``tool_call_drops``. What is stored keeps its ``seq``. With the result
+goes the call's row of the context ledger (``store.ledger.measure``: its
+model text's tokens and bytes, what was elided and spilled), measured in the
+writer thread too. On PostgreSQL,
 each committed batch NOTIFYs the calls it wrote, so a web view of another
 host follows them live.
 
@@ -43,7 +46,9 @@ from typing import Any
 
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.listeners import CallListener, CallStart
+from toolbound.model_text import Profile, model_text
 from toolbound.store.backend import Backend, Conn
+from toolbound.store.ledger import measure
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +65,8 @@ class CallHandle:
 
     _recorder: CallRecorder
     tool_call_id: str
+    tool: str
+    profile: Profile
     done: concurrent.futures.Future[None] = field(default_factory=concurrent.futures.Future)
     row_id: int | None = None
     # Touched by the writer thread only.
@@ -129,15 +136,23 @@ class CallRecorder(CallListener):
         self._thread = threading.Thread(target=self._run, name="toolbound-recorder", daemon=True)
         self._thread.start()
 
-    def start(self, tool_call_id: str, tool: str, args: object) -> CallHandle:
-        """Queue a call's start; the returned handle records its events."""
-        handle = CallHandle(self, tool_call_id)
-        self._put(("call", handle, tool, _args_json(args), time.time()))
+    def start(
+        self, tool_call_id: str, tool: str, args: object, *, profile: Profile = "exact"
+    ) -> CallHandle:
+        """Queue a call's start; the returned handle records its events.
+
+        ``profile`` is the one its result's model text is rendered for, kept
+        with the call so the replay renders the text as it was sent.
+        """
+        handle = CallHandle(self, tool_call_id, tool, profile)
+        self._put(("call", handle, _args_json(args), time.time()))
         return handle
 
     def call_started(self, call: CallStart) -> None:
         if call.session_id == self.session_id:
-            self._handles[call.tool_call_id] = self.start(call.tool_call_id, call.tool, call.args)
+            self._handles[call.tool_call_id] = self.start(
+                call.tool_call_id, call.tool, call.args, profile=call.profile
+            )
 
     def call_event(self, call: CallStart, event: dict[str, Any]) -> None:
         handle = self._handles.get(call.tool_call_id)
@@ -235,11 +250,11 @@ class CallRecorder(CallListener):
         self, conn: Conn, op: _Op, inserted: list[CallHandle], touched: dict[str, int]
     ) -> None:
         if op[0] == "call":
-            _, handle, tool, args, at = op
+            _, handle, args, at = op
             cur = conn.execute(
-                "INSERT INTO tool_calls (session_id, tool_call_id, tool, args, started_at)"
-                " VALUES (?, ?, ?, ?, ?) RETURNING id",
-                (self.session_id, handle.tool_call_id, tool, args, at),
+                "INSERT INTO tool_calls (session_id, tool_call_id, tool, args, started_at, profile)"
+                " VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+                (self.session_id, handle.tool_call_id, handle.tool, args, at, handle.profile),
             )
             (handle.row_id,) = cur.fetchone()
             inserted.append(handle)
@@ -266,6 +281,7 @@ class CallRecorder(CallListener):
         )
         touched[handle.tool_call_id] = event["seq"]
         if not is_chunk:
+            self._write_ledger(conn, handle, event)
             drops = [(s, b) for s, b in sorted(handle.budgets.items()) if b.dropped_chunks]
             if drops:
                 conn.executemany(
@@ -273,6 +289,19 @@ class CallRecorder(CallListener):
                     " VALUES (?, ?, ?, ?)",
                     [(handle.row_id, s, b.dropped_chunks, b.dropped_bytes) for s, b in drops],
                 )
+
+    def _write_ledger(self, conn: Conn, handle: CallHandle, event: dict[str, Any]) -> None:
+        """The call's ledger row, from its result and the model text it was sent as."""
+        result = event["result"]
+        text = event.get("text")
+        if not isinstance(text, str):
+            text = model_text(handle.tool, result, profile=handle.profile)
+        conn.execute(
+            "INSERT INTO tool_call_ledger (call_id, model_tokens, model_bytes, elided_bytes,"
+            " spilled_bytes, reread_avoided) VALUES (?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (call_id) DO NOTHING",
+            (handle.row_id, *measure(handle.tool, result, text).row()),
+        )
 
 
 def _settle(ops: list[_Op]) -> None:

@@ -3,7 +3,8 @@
 ``recorder`` writes each call's row into ``tool_calls``, its stored events
 into ``tool_events`` (with their original ``seq``) and what the capture
 ceiling left out into ``tool_call_drops``; these functions read the same rows
-back in the wire shape the host streamed them in. Each one runs inside a read
+back in the wire shape the host streamed them in, a result's ``text`` rendered
+for the profile stored with its call. Each one runs inside a read
 transaction the caller (``SessionStore``) holds. A tool call id used more than
 once (within a session, if one is given) means its latest call.
 
@@ -16,8 +17,10 @@ Pieces:
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
+from toolbound.model_text import Profile
 from toolbound.results import ResultEvent
 from toolbound.store.backend import Conn
 
@@ -52,9 +55,9 @@ def read_events(
     rows = conn.execute(
         "SELECT seq, type, stream, data, result FROM tool_events"
         " WHERE call_id = ? AND seq > ? ORDER BY seq",
-        (call[0], after),
+        (call.id, after),
     ).fetchall()
-    return [_event_wire(call[1], tool_call_id, *row) for row in rows]
+    return [_event_wire(call, tool_call_id, *row) for row in rows]
 
 
 def read_dropped(
@@ -66,23 +69,31 @@ def read_dropped(
         return {}
     rows = conn.execute(
         "SELECT stream, chunks, bytes FROM tool_call_drops WHERE call_id = ? ORDER BY stream",
-        (call[0],),
+        (call.id,),
     ).fetchall()
     return {stream: {"chunks": chunks, "bytes": size} for stream, chunks, size in rows}
 
 
-def _latest_call(conn: Conn, tool_call_id: str, session_id: str | None) -> tuple[int, str] | None:
-    """The row id and tool of the latest call with this id (within ``session_id`` if given)."""
+@dataclass(frozen=True, slots=True)
+class _Call:
+    id: int
+    tool: str
+    profile: Profile
+
+
+def _latest_call(conn: Conn, tool_call_id: str, session_id: str | None) -> _Call | None:
+    """The latest call with this id (within ``session_id`` if given): row id, tool, profile."""
     where = "tool_call_id = ?" + ("" if session_id is None else " AND session_id = ?")
     params: tuple[str, ...] = (tool_call_id,) if session_id is None else (tool_call_id, session_id)
     row = conn.execute(
-        f"SELECT id, tool FROM tool_calls WHERE {where} ORDER BY id DESC LIMIT 1", params
+        f"SELECT id, tool, profile FROM tool_calls WHERE {where} ORDER BY id DESC LIMIT 1",
+        params,
     ).fetchone()
-    return None if row is None else (int(row[0]), str(row[1]))
+    return None if row is None else _Call(int(row[0]), str(row[1]), row[2])
 
 
 def _event_wire(
-    tool: str,
+    call: _Call,
     tool_call_id: str,
     seq: int,
     kind: str,
@@ -98,4 +109,7 @@ def _event_wire(
             "seq": seq,
             "data": data,
         }
-    return ResultEvent.of(tool, tool_call_id, seq, json.loads(result or "null"))
+    # Rendered for the profile the call was sent under: the text as the model read it.
+    return ResultEvent.of(
+        call.tool, tool_call_id, seq, json.loads(result or "null"), profile=call.profile
+    )

@@ -314,6 +314,44 @@ CREATE TABLE read_records (
 );
 """
 
+# The context ledger (``store.ledger``): the profile each call's model text was
+# rendered for, and one row of figures per call whose result was recorded,
+# written with the result. Calls recorded before this migration have no ledger
+# row (their figures are measured from the stored result when the ledger is
+# read) and the profile they were rendered for, the only one there was.
+# Append-only like tool_call_drops: deleted only once the session has ended.
+# One text for both engines: SQLite's INTEGER and PostgreSQL's BIGINT.
+_LEDGER_TABLE = """
+ALTER TABLE tool_calls ADD COLUMN profile TEXT NOT NULL DEFAULT 'exact';
+CREATE TABLE tool_call_ledger (
+    call_id        {int} PRIMARY KEY REFERENCES tool_calls(id),
+    model_tokens   {int} NOT NULL CHECK (model_tokens >= 0),
+    model_bytes    {int} NOT NULL CHECK (model_bytes >= 0),
+    elided_bytes   {int} NOT NULL CHECK (elided_bytes >= 0),
+    spilled_bytes  {int} NOT NULL CHECK (spilled_bytes >= 0),
+    reread_avoided {int} NOT NULL CHECK (reread_avoided IN (0, 1))
+);
+"""
+_LEDGER = (
+    _LEDGER_TABLE.format(int="INTEGER")
+    + """
+CREATE TRIGGER tool_call_ledger_no_update BEFORE UPDATE ON tool_call_ledger
+BEGIN SELECT RAISE(ABORT, 'tool_call_ledger are append-only: rows are never updated'); END;
+"""
+    + _DELETE_WHEN_ENDED.format(table="tool_call_ledger", ended=_ENDED_OF["call"])
+)
+_PG_LEDGER = (
+    _LEDGER_TABLE.format(int="BIGINT")
+    + """
+CREATE TRIGGER tool_call_ledger_no_update BEFORE UPDATE ON tool_call_ledger
+FOR EACH ROW EXECUTE FUNCTION toolbound_append_only();
+CREATE TRIGGER tool_call_ledger_no_truncate BEFORE TRUNCATE ON tool_call_ledger
+FOR EACH STATEMENT EXECUTE FUNCTION toolbound_append_only();
+CREATE TRIGGER tool_call_ledger_no_delete BEFORE DELETE ON tool_call_ledger
+FOR EACH ROW EXECUTE FUNCTION toolbound_delete_when_ended('call');
+"""
+)
+
 # Where a session runs: the workspace and the machine (host name) of the host that
 # last opened it, so the web view can tell a fleet's sessions apart. Written by
 # ``SessionStore.note_origin``; NULL for sessions recorded before it.
@@ -326,6 +364,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "0001_initial", _INITIAL, _PG_INITIAL),
     Migration(2, "0002_retention", _RETENTION, _PG_RETENTION),
     Migration(3, "0003_read_records", _READ_RECORDS, _PG_READ_RECORDS),
+    Migration(4, "0004_ledger", _LEDGER, _PG_LEDGER),
     Migration(5, "0005_session_origin", _SESSION_ORIGIN, _SESSION_ORIGIN),
 )
 

@@ -346,7 +346,8 @@ class SessionStore:
             events = conn.execute(
                 f"DELETE FROM tool_events WHERE call_id IN ({calls})", (cutoff,)
             ).rowcount
-            conn.execute(f"DELETE FROM tool_call_drops WHERE call_id IN ({calls})", (cutoff,))
+            for table in ("tool_call_drops", "tool_call_ledger"):
+                conn.execute(f"DELETE FROM {table} WHERE call_id IN ({calls})", (cutoff,))
             conn.execute(f"DELETE FROM read_records WHERE session_id IN ({ended})", (cutoff,))
             tool_calls = conn.execute(
                 f"DELETE FROM tool_calls WHERE session_id IN ({ended})", (cutoff,)

@@ -8,7 +8,7 @@ opens their transactions.
 
 Pieces:
     SessionError  an unknown or ended session (a ValueError)
-    Session       append, transcript; checkpoint, checkpoints, last_summary, context
+    Session       append, transcript; checkpoint, checkpoints, last_summary, context; ledger
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from toolbound.store.context import (
     read_last_summary,
     write_checkpoint,
 )
+from toolbound.store.ledger import read_ledger
 from toolbound.store.messages import TranscriptError, check_message, dumps, to_openai
 from toolbound.store.tokens import message_tokens
 
@@ -235,6 +236,19 @@ class Session:
                 "SELECT body FROM messages WHERE session_id = ? ORDER BY seq", (self.id,)
             ).fetchall()
         return [json.loads(body) for (body,) in rows]
+
+    def ledger(self) -> dict[str, Any]:
+        """Where the session's context went: its recorded calls' figures (``store.ledger``).
+
+        ``{"sessionId", "calls", "tools", "total"}``: each call with a recorded
+        result, oldest first, with ``toolCallId``, ``tool``, ``at`` (its start,
+        ISO 8601 UTC), ``modelTokens``, ``modelBytes``, ``elidedBytes``,
+        ``spilledBytes``, ``rereadAvoided`` and ``runningTokens`` (the model
+        tokens up to and including it); per tool and in all, ``calls``, the
+        four figures and ``rereadsAvoided``.
+        """
+        with self._store._read() as conn:
+            return read_ledger(conn, self.id)
 
     def info(self) -> SessionInfo:
         return self._store.info(self.id)
