@@ -93,7 +93,7 @@ def test_text_prints_the_model_text_with_the_same_exit_status(tmp_path: Path) ->
     assert (error.returncode, error.stdout) == (
         1,
         "TOOL_UNKNOWN: There is no tool named 'Nope'; the tools are Read, Glob, Grep, Bash, "
-        "Edit, Write.\n",
+        "Edit, Write, JobOutput, JobStop.\n",
     )
     timed_out = run(
         "call", "Bash", '{"command": "sleep 5", "timeout": 1}', "--text", *data, cwd=tmp_path

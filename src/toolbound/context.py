@@ -4,7 +4,7 @@ It sits below the tools and the search machinery, so a helper such as
 ``search/files.py`` takes a context without importing from ``tools/``.
 
 Pieces:
-    ToolContext  limits, roots, scratch, the call's id, emit, abort, sandbox, read record
+    ToolContext  limits, roots, scratch, the call's id, emit, abort, sandbox, read record, jobs
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from toolbound.edit.record import ReadRecord
 from toolbound.exec.sandbox import UNCONFINED, SandboxPolicy
@@ -19,6 +20,9 @@ from toolbound.limits import Limits
 from toolbound.paths import Roots
 from toolbound.results import Stream
 from toolbound.scratch import Scratch
+
+if TYPE_CHECKING:
+    from toolbound.jobs.table import JobTable
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +35,7 @@ class ToolContext:
     ``sandbox`` is where a command may write and whether it has a network.
     ``record`` is the session's record of what was Read and written (one per
     host): Read adds its windows, Edit and Write check and update it.
+    ``jobs`` is the host's background jobs (None outside a host).
     """
 
     limits: Limits
@@ -41,3 +46,4 @@ class ToolContext:
     abort: asyncio.Event
     sandbox: SandboxPolicy = UNCONFINED
     record: ReadRecord = field(default_factory=ReadRecord)
+    jobs: JobTable | None = None

@@ -109,7 +109,8 @@ async def test_an_unknown_tool_is_a_tool_unknown_result(connect: Connect) -> Non
     async with connect() as conn:
         result = await conn.client.call_tool("Patch", {"path": "a.txt"})
         message = (
-            "There is no tool named 'Patch'; the tools are Read, Glob, Grep, Bash, Edit, Write."
+            "There is no tool named 'Patch'; the tools are Read, Glob, Grep, Bash, Edit, Write, "
+            "JobOutput, JobStop."
         )
         assert result.is_error
         assert result.structured_content == {"error": {"code": "TOOL_UNKNOWN", "message": message}}

@@ -80,7 +80,16 @@ def error_code(outcome: dict[str, Any]) -> tuple[bool, str]:
 
 
 def assert_report(report: dict[str, Any], rel: str) -> None:
-    assert report["tools"] == ["Read", "Glob", "Grep", "Bash", "Edit", "Write"]
+    assert report["tools"] == [
+        "Read",
+        "Glob",
+        "Grep",
+        "Bash",
+        "Edit",
+        "Write",
+        "JobOutput",
+        "JobStop",
+    ]
     calls = report["calls"]
     successes = {name: calls[name]["success"] for name in calls}
     assert all(not s.get("thrown") and not s["isError"] for s in successes.values()), successes

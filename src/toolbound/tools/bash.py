@@ -48,6 +48,8 @@ from toolbound.exec.capture import Captured, HeadCapture, capture_for, is_utf8
 from toolbound.exec.reader import StopSignal, StreamReader
 from toolbound.exec.shield import run_unstoppable
 from toolbound.exec.tree import Tree
+from toolbound.jobs.models import JobStartResult
+from toolbound.jobs.table import require
 from toolbound.limits import Budget, Keep, Limits
 from toolbound.results import (
     BashResult,
@@ -105,8 +107,13 @@ class _Readers:
         return self.done.is_set()
 
 
-async def run(args: BashArgs, ctx: ToolContext) -> BashResult:
-    """Run ``args.command`` and return its bounded result (CONTRACT section 4)."""
+async def run(args: BashArgs, ctx: ToolContext) -> BashResult | JobStartResult:
+    """Run ``args.command`` and return its bounded result (CONTRACT section 4); with
+    ``background``, start it as a job and return at once (``toolbound.jobs``)."""
+    if args.background:
+        return await require(ctx.jobs).start(
+            args, args.model_dump(by_alias=True, exclude_none=True)
+        )
     limits = ctx.limits
     timeout_s = args.timeout if args.timeout is not None else limits.bash_timeout_default_s
     started = time.monotonic()
