@@ -3,6 +3,8 @@
 Pieces:
     alive       whether a PID exists (a zombie does)
     running     whether a PID exists and has not exited
+    reap        reap exited children of this process
+    mode_of     a file's permission bits
     in_session  the PIDs of a session, from /proc
     start       start a job through a host
     ended       a job's output once it ended
@@ -10,7 +12,9 @@ Pieces:
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterable
 from typing import Any
 
 from toolbound import ToolHost
@@ -33,6 +37,21 @@ def running(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rfind(b")") + 2 :].split()[0] != b"Z"
+
+
+def reap(pids: Iterable[int]) -> None:
+    """Reap those of ``pids`` that are this process's exited children."""
+    for pid in pids:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+def mode_of(path: str) -> int | None:
+    """A file's permission bits, None if it is not there."""
+    try:
+        return os.stat(path).st_mode & 0o777
+    except FileNotFoundError:
+        return None
 
 
 def in_session(sid: int) -> list[int]:

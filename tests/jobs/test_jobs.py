@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import re
@@ -12,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from jobs_support import alive, ended, in_session, running, start
+from jobs_support import alive, ended, in_session, mode_of, reap, running, start
 from support import wait_for, wait_for_async
 from toolbound import ToolHost
 from toolbound.listeners import CallListener, CallStart
@@ -111,7 +110,8 @@ async def test_a_ninth_running_job_is_refused_naming_the_running_ones(host: Tool
     assert message.startswith("8 background jobs are running in this session already (")
     assert all(f"{job_id}: sleep 600" in message for job_id in ids)
     assert message.endswith(
-        "Stop one with JobStop, or wait for one to end (JobOutput with `waitS`), then start this one again."
+        "Stop one with JobStop, or wait for one to end (JobOutput with `waitS`), then start "
+        "this one again."
     )
     await host.call("JobStop", {"jobId": ids[0]})
     ninth = await start(host, "true")
@@ -181,7 +181,8 @@ async def test_what_a_job_left_running_when_its_shell_exited_is_stopped(host: To
     out = await ended(host, started["jobId"])
     assert out["state"] == "exited"
     assert out["notice"] == (
-        "No line matched `until` before the job ended. The job's shell exited but 1 process it started kept running; stopped 1 lingering process."
+        "No line matched `until` before the job ended. The job's shell exited but 1 process "
+        "it started kept running; stopped 1 lingering process."
     )
     assert not alive(int(out["stdout"]))
 
@@ -197,12 +198,11 @@ async def test_ending_the_session_stops_every_job_and_removes_the_logs(
         for j in jobs
     ]
     pids = [j["pid"] for j in jobs] + [int(o["stdout"]) for o in outs]
-    logs = Path(jobs[0]["logs"]["stdout"])
-    assert logs.is_file() and logs.stat().st_mode & 0o777 == 0o600
-    assert logs.parent.stat().st_mode & 0o777 == 0o700
+    logs = jobs[0]["logs"]["stdout"]
+    assert (mode_of(logs), mode_of(os.path.dirname(logs))) == (0o600, 0o700)
     await host.end()
     assert [pid for pid in pids if alive(pid)] == []
-    assert not logs.exists()
+    assert mode_of(logs) is None
 
 
 async def test_closing_the_host_stops_its_jobs(tmp_path: Path, ws: Path) -> None:
@@ -218,7 +218,9 @@ from toolbound import ToolHost
 async def main():
     async with ToolHost(sys.argv[1], data_dir=sys.argv[2]) as host:
         for _ in range(2):
-            await host.call("Bash", {"command": "setsid sleep 600 & echo $! >> pids; sleep 600 & echo $! >> pids; echo $$ >> pids; wait", "background": True})
+            command = "setsid sleep 600 & echo $! >> pids; sleep 600 & echo $! >> pids"
+            await host.call("Bash", {"command": command + "; echo $$ >> pids; wait",
+                                     "background": True})
         print("ready", flush=True)
         await asyncio.sleep(600)
 
@@ -250,9 +252,7 @@ async def test_a_host_killed_with_sigkill_takes_every_job_with_it(tmp_path: Path
         await proc.wait()
     # The host's orphans come to this process (a subreaper: it ran hosts), killed.
     wait_for(lambda: not any(running(pid) for pid in pids), "every job's process to be killed")
-    for pid in pids:
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)
+    reap(pids)
 
 
 async def test_logs_are_readable_with_read_and_grep(host: ToolHost) -> None:
@@ -297,7 +297,7 @@ async def test_a_jobs_chunks_reach_the_listeners_live_with_their_own_seq(host: T
     chunks = {(e["stream"], e["data"]) for e in events if e["type"] == "chunk"}
     assert chunks == {("stdout", "out\n"), ("stderr", "err\n")}
     result = events[-1]
-    assert result["type"] == "result" and result["toolCallId"] == job_id
+    assert (result["type"], result["toolCallId"]) == ("result", job_id)
     assert result["result"]["state"] == "killed"
     assert result["text"].startswith(f"[job {job_id} killed: killed by signal SIGTERM]")
     assert mine[-1] == ("ended", None)
@@ -322,4 +322,4 @@ async def test_toolbound_call_says_its_job_ends_with_the_call(tmp_path: Path, ws
     assert proc.returncode == 0
     assert result["notice"].startswith("This host serves one call (`toolbound call`)")
     assert not alive(result["pid"])
-    assert os.path.isfile(result["logs"]["stdout"])
+    assert mode_of(result["logs"]["stdout"]) == 0o600
