@@ -41,7 +41,7 @@ def alive(pid: int) -> bool:
     return True
 
 
-async def test_tools_list_serves_the_six_definitions_with_output_schemas(connect: Connect) -> None:
+async def test_tools_list_serves_the_definitions_with_output_schemas(connect: Connect) -> None:
     async with connect() as conn:
         listed = await conn.client.list_tools()
         got = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools]
@@ -54,6 +54,8 @@ async def test_tools_list_serves_the_six_definitions_with_output_schemas(connect
             ("Bash", False),
             ("Edit", False),
             ("Write", False),
+            ("JobOutput", True),
+            ("JobStop", False),
         ]
         schemas = {t.name: t.output_schema or {} for t in listed.tools}
         for name, counted in (("Edit", "replacements"), ("Write", "bytes")):
