@@ -19,8 +19,10 @@ So a state is never stale by more than that drain: a job whose shell exited is
 reaped and marked at once. Each stream is read by a pump thread of its own
 (``os.readv`` into one reused buffer, then ``StreamLog.append``): a job lives
 for hours, and a reader parked on the event loop would stall every other
-session whenever its log compacts. A pump wakes JobOutput waiters through the
-loop only when someone waits, at most once per loop turn.
+session whenever its log compacts (pumps run on ``exec.reader``'s reusable
+threads, never fewer than the pumps and readers running). A pump wakes
+JobOutput waiters through the loop only when someone waits, at most once per
+loop turn.
 
 Pieces:
     Waiters  wake the JobOutput calls waiting on a job, from any thread
@@ -45,7 +47,7 @@ from datetime import UTC, datetime
 
 from toolbound import notices
 from toolbound.exec.capture import HeadCapture
-from toolbound.exec.reader import StopSignal
+from toolbound.exec.reader import WORKERS, StopSignal
 from toolbound.exec.shield import run_unstoppable, wait_stopped
 from toolbound.exec.tree import Tree
 from toolbound.jobs.emitter import JobEmitter
@@ -137,9 +139,9 @@ class Pump:
         self.finished = threading.Event()
 
     def start(self) -> None:
-        threading.Thread(
-            target=self._run, name=f"toolbound-job-{self._stream}", daemon=True
-        ).start()
+        # On the readers' reusable threads: an idle one takes the pump at once,
+        # where starting a thread waits for it (about 1.5 ms a job here).
+        WORKERS.submit(self._run)
 
     def _run(self) -> None:
         try:

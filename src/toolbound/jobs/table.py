@@ -103,7 +103,7 @@ class JobTable:
                     max_running=self.limits.job_max_running,
                 ),
             )
-        self._forget_old()
+        await asyncio.to_thread(self._forget_old)
         job_id = new_job_id()
         logs = self._open_logs(job_id)
         try:
