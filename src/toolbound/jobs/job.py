@@ -38,7 +38,6 @@ import contextlib
 import os
 import re
 import select
-import signal as signals
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -49,6 +48,7 @@ from toolbound import notices
 from toolbound.exec.capture import HeadCapture
 from toolbound.exec.reader import WORKERS, StopSignal
 from toolbound.exec.shield import run_unstoppable, wait_stopped
+from toolbound.exec.stopping import signal_name
 from toolbound.exec.tree import Tree
 from toolbound.jobs.emitter import JobEmitter
 from toolbound.jobs.log import Span, StreamLog
@@ -200,15 +200,6 @@ class Match:
 
     line: str | None
     scanned: dict[Stream, int]
-
-
-def _signal_name(returncode: int | None) -> str | None:
-    if returncode is None or returncode >= 0:
-        return None
-    try:
-        return signals.Signals(-returncode).name
-    except ValueError:
-        return f"SIG{-returncode}"
 
 
 def _counts(span: Span) -> StreamCounts:
@@ -380,7 +371,7 @@ class Job:
     def _conclude(self) -> None:
         returncode = self.tree.returncode
         self.exit_code = returncode if returncode is not None and returncode >= 0 else None
-        self.signal = _signal_name(returncode)
+        self.signal = signal_name(returncode)
         if self._stopped_as is not None:
             self.state = self._stopped_as
         else:

@@ -33,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal as signals
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -47,6 +46,7 @@ from toolbound.exec import sandbox
 from toolbound.exec.capture import Captured, HeadCapture, capture_for, is_utf8
 from toolbound.exec.reader import StopSignal, StreamReader
 from toolbound.exec.shield import run_unstoppable
+from toolbound.exec.stopping import signal_name
 from toolbound.exec.tree import Tree
 from toolbound.jobs.models import JobStartResult
 from toolbound.jobs.table import require
@@ -324,15 +324,6 @@ async def _invalid_bytes(stdout: Captured, stderr: Captured) -> dict[Stream, int
     )
 
 
-def _signal_name(returncode: int | None) -> str | None:
-    if returncode is None or returncode >= 0:
-        return None
-    try:
-        return signals.Signals(-returncode).name
-    except ValueError:
-        return f"SIG{-returncode}"
-
-
 def _result(
     shell: Tree,
     ending: Ending,
@@ -351,7 +342,7 @@ def _result(
         stdout=out.payload,
         stderr=err.payload,
         exit_code=exit_code,
-        signal=_signal_name(returncode),
+        signal=signal_name(returncode),
         timed_out=ending is Ending.TIMED_OUT,
         aborted=ending is Ending.ABORTED,
         truncated=out.truncated or err.truncated,
