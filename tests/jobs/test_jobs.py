@@ -13,7 +13,7 @@ from typing import Any
 
 from jobs_support import alive, ended, in_session, mode_of, reap, running, start
 from support import wait_for, wait_for_async
-from toolbound import ToolHost
+from toolbound import SessionStore, ToolHost
 from toolbound.listeners import CallListener, CallStart
 
 ZERO = {"bytes": 0, "lines": 0}
@@ -213,7 +213,7 @@ async def test_closing_the_host_stops_its_jobs(tmp_path: Path, ws: Path) -> None
 
 HOST_SCRIPT = """
 import asyncio, sys
-from toolbound import ToolHost
+from toolbound import SessionStore, ToolHost
 
 async def main():
     async with ToolHost(sys.argv[1], data_dir=sys.argv[2]) as host:
@@ -323,3 +323,44 @@ async def test_toolbound_call_says_its_job_ends_with_the_call(tmp_path: Path, ws
     assert result["notice"].startswith("This host serves one call (`toolbound call`)")
     assert not alive(result["pid"])
     assert mode_of(result["logs"]["stdout"]) == 0o600
+
+
+async def test_jobOutput_with_waitS_returns_as_soon_as_new_output_comes(host: ToolHost) -> None:
+    job_id = (await start(host, "sleep 0.2; echo later; sleep 600"))["jobId"]
+    began = time.monotonic()
+    out = await host.call("JobOutput", {"jobId": job_id, "waitS": 60})
+    assert (out["stdout"], out["state"]) == ("later\n", "running")
+    assert time.monotonic() - began < 30
+    idle = await host.call("JobOutput", {"jobId": job_id, "waitS": 0.2})
+    assert (idle["stdout"], idle["next"]) == ("", out["next"])
+    await host.call("JobStop", {"jobId": job_id})
+
+
+async def test_a_waiting_jobOutput_returns_when_its_call_is_aborted(host: ToolHost) -> None:
+    job_id = (await start(host, "sleep 600"))["jobId"]
+    waiting = asyncio.ensure_future(
+        host.call("JobOutput", {"jobId": job_id, "waitS": 300}, tool_call_id="w")
+    )
+    await wait_for_async(lambda: host.abort("w"), "the JobOutput call to be running")
+    out = await asyncio.wait_for(waiting, 30)
+    assert (out["state"], out["stdout"]) == ("running", "")
+    await host.call("JobStop", {"jobId": job_id})
+
+
+async def test_a_job_is_recorded_in_the_store_as_a_call_of_its_own(
+    tmp_path: Path, ws: Path
+) -> None:
+    async with ToolHost(ws, data_dir=tmp_path / "data", session_id="rec") as host:
+        started = await start(host, "echo recorded")
+        await ended(host, started["jobId"])
+    store = SessionStore(tmp_path / "data")
+    try:
+        calls = {c["toolCallId"]: c for c in store.tool_calls("rec")}
+        events = store.events(started["jobId"], session_id="rec")
+    finally:
+        store.close()
+    assert calls[started["jobId"]]["tool"] == "Bash"
+    assert [(e["type"], e["seq"]) for e in events] == [("chunk", 0), ("result", 1)]
+    assert events[0]["data"] == "recorded\n"
+    assert events[1]["result"]["state"] == "exited"
+    assert events[1]["text"].startswith(f"[job {started['jobId']} exited: exit status 0]")
