@@ -299,7 +299,7 @@ async def test_a_jobs_chunks_reach_the_listeners_live_with_their_own_seq(host: T
     result = events[-1]
     assert (result["type"], result["toolCallId"]) == ("result", job_id)
     assert result["result"]["state"] == "killed"
-    assert result["text"].startswith(f"[job {job_id} killed: killed by signal SIGTERM]")
+    assert result["text"].startswith(f"[job {job_id} killed by signal SIGTERM]")
     assert mine[-1] == ("ended", None)
 
 

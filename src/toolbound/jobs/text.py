@@ -4,7 +4,8 @@
   the two log paths, then the notice;
 - a page (JobOutput, JobStop, and a job's final result event): the state first
   (``[job job_… running]``, ``[job job_… exited: exit status 0]``, ``killed by
-  signal SIGTERM``, ``timed out``), the matched line and the notice, then each
+  signal SIGTERM``, ``stopped: exit status 0`` for a job stopped that exited on
+  its own terms, ``timed out``), the matched line and the notice, then each
   non-empty stream in its own ``<stdout>`` / ``<stderr>`` tags as Bash does,
   then where the next JobOutput goes on (``[next: stdout 120, stderr 0]``);
 - the list: one line per job, ``job_… running: COMMAND``, its state, exit
@@ -47,10 +48,11 @@ def _state(result: dict[str, Any]) -> str:
         return "running"
     if state == "timedOut":
         return "timed out"
-    if result.get("exitCode") is not None:
-        return f"{state}: exit status {result['exitCode']}"
     if result.get("signal"):
-        return f"{state}: killed by signal {result['signal']}"
+        return f"killed by signal {result['signal']}"
+    if result.get("exitCode") is not None:
+        verb = "exited" if state == "exited" else "stopped"
+        return f"{verb}: exit status {result['exitCode']}"
     return state
 
 
