@@ -25,7 +25,8 @@ counted (``LineCounter``), and so is what the log dropped (``gap``,
 64 KB of the stream plus one short count, so a page never rescans the log.
 
 Every method takes the log's lock: a reader thread appends while JobOutput
-reads pages and scans lines from the event loop's worker threads.
+reads pages and scans lines from the event loop's worker threads; a page holds
+it throughout (``locked``), so it sees one state of the log.
 
 Pieces:
     Span        a stream's bytes and lines, the counts a page reports
@@ -37,9 +38,11 @@ from __future__ import annotations
 
 import bisect
 import collections
+import contextlib
 import errno
 import os
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,7 +109,8 @@ class StreamLog:
         self.head_bytes = head_bytes
         self.tail_bytes = tail_bytes
         self._fd = os.open(path, _CREATE, 0o600)
-        self._lock = threading.Lock()
+        # Reentrant: a page holds it across several reads (``locked``).
+        self._lock = threading.RLock()
         self._counter = LineCounter()
         self._size = 0  # the file's size
         # The dropped part of the stream, [head end, tail start), once there is one.
@@ -147,6 +151,12 @@ class StreamLog:
         """The log file's size now."""
         with self._lock:
             return self._size
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the log still (no append, no compaction) for several reads: a page."""
+        with self._lock:
+            yield
 
     # --- writing (the stream's reader thread) -------------------------------
 

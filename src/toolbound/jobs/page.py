@@ -58,7 +58,13 @@ def _head_end(data: bytes, cut: Cut) -> int:
 def page_stream(
     log: StreamLog, since: int, budget: Budget, keep: Keep, *, running: bool
 ) -> StreamPage:
-    """The page of ``log`` from ``since`` (a stream position, at most its end)."""
+    """The page of ``log`` from ``since`` (a stream position, at most its end), of one
+    state of the log."""
+    with log.locked():
+        return _page(log, since, budget, keep, running=running)
+
+
+def _page(log: StreamLog, since: int, budget: Budget, keep: Keep, *, running: bool) -> StreamPage:
     end = log.total_bytes
     gap = log.gap()
     if keep == "head":
