@@ -133,3 +133,36 @@ async def test_a_job_writing_2_gb_keeps_its_logs_within_their_bound_and_its_coun
     assert bytes(shown) == on_disk
     assert omitted["bytes"] == total - len(on_disk)
     assert omitted["lines"] + count_lines(on_disk) == lines
+
+
+def test_a_stderr_page_shows_the_last_part_and_counts_what_the_log_dropped(
+    tmp_path: Path,
+) -> None:
+    stream = b"".join(b"err %06d\n" % i for i in range(3000))  # 11 bytes a line
+    log = StreamLog(tmp_path / "err.log", head_bytes=HEAD, tail_bytes=TAIL)
+    log.append(bytearray(stream), len(stream))
+    head_end, tail_start = log.gap() or (0, 0)
+    page = page_stream(log, 0, Budget(max_bytes=550, max_lines=4000), "tail", running=False)
+    assert page.next == len(stream)
+    assert page.omitted == Span(tail_start - head_end, (tail_start - head_end) // 11)
+    assert page.cut.kept.encode() == stream[-550:]
+    assert page.cut.payload.startswith(
+        f"[truncated: kept the last 50 of 3000 lines; limit 4000 lines / 550 bytes. "
+        f"Full output saved to {log.path} — Grep it, or Read it with offset/limit.]\n"
+    )
+    log.close()
+
+
+def test_a_next_handed_out_keeps_its_line_count_once_the_log_dropped_it(tmp_path: Path) -> None:
+    line = b"0123456789\n"
+    log = StreamLog(tmp_path / "out.log", head_bytes=HEAD, tail_bytes=TAIL)
+    first = line * 600  # 6600 bytes: no compaction yet
+    log.append(bytearray(first), len(first))
+    log.remember(2200)  # 200 lines before it
+    more = line * 1000
+    log.append(bytearray(more), len(more))
+    head_end, tail_start = log.gap() or (0, 0)
+    assert head_end < 2200 < tail_start
+    total = len(first) + len(more)
+    assert log.lines_between(2200, total) == Span(total - 2200, 1600 - 200)
+    log.close()
