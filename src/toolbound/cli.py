@@ -258,6 +258,7 @@ async def _call(ns: argparse.Namespace, args: Any) -> int:
         profile=ns.profile,
         context_window=ns.context_window,
     ) as host:
+        host.jobs.ends_with_call = True  # a job started here ends as this process does
         last: dict[str, Any] = {}
         async for event in host.stream(ns.tool, args):
             if ns.events:
