@@ -37,6 +37,7 @@ The economy row is one more profile replayed through the CLI (``replay``'s
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import os
 import subprocess
@@ -359,6 +360,105 @@ def bash_groundwork_preview(exact: list[Outcome], raws: list[Raw]) -> list[Outco
     return outcomes
 
 
+# --- sizing the economy's Read window (--windows) --------------------------------------
+
+WINDOW_LINES = (100, 200, 300, 500, 1000, 2000)
+WINDOW_KB = (8, 16, 24, 48)
+# A needle this many lines past the call's offset is out of every window's first
+# page: an agent Greps for it rather than paging (the lock file's left-pad).
+FAR_LINES = 2000
+
+
+@dataclass
+class WindowCost:
+    """The trace's Read calls under one window: what the first pages cost and show, and,
+    for the needles within FAR_LINES of their offset, what paging on to them costs."""
+
+    first_bytes: int = 0
+    visible: int = 0
+    pages: int = 0
+    bytes_to_needles: int = 0
+    far: int = 0
+
+
+def _needle_distance(workspace: Path, call: Call) -> int | None:
+    """Lines from the call's offset to the first line holding its needle (None: no line)."""
+    offset = call.args.get("offset", 0)
+    with open(workspace / call.args["path"], encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f):
+            if n >= offset and call.needle in line:
+                return n - offset
+    return None
+
+
+def window_cost(workspace: Path, lines: int, max_bytes: int) -> WindowCost:
+    """Each Read of the trace through the real Read (``read_window``) with this window,
+    paged on (the next offset, as its notice names it) until its needle shows."""
+    from toolbound.limits import DEFAULT_LIMITS
+    from toolbound.paths import Roots
+    from toolbound.tools.read import read_window
+
+    roots = Roots.create(workspace, workspace)
+    budget = Budget(max_bytes=max_bytes, max_lines=DEFAULT_LIMITS.search.max_lines)
+    cost = WindowCost()
+    for call in TRACE:
+        if call.tool != "Read":
+            continue
+        distance = _needle_distance(workspace, call)
+        far = distance is None or distance >= FAR_LINES
+        cost.far += far
+        offset = call.args.get("offset", 0)
+        limit = call.args.get("limit", lines)
+        for page in itertools.count():
+            result = read_window(
+                roots,
+                call.args["path"],
+                offset=offset,
+                limit=limit,
+                limits=DEFAULT_LIMITS,
+                budget=budget,
+            ).to_wire()
+            size = len(model_text("Read", result).encode())
+            shown = holds(result["content"], call.needle)
+            if page == 0:
+                cost.first_bytes += size
+                cost.visible += shown
+            if far:
+                break
+            cost.pages += 1
+            cost.bytes_to_needles += size
+            if shown or not result["truncated"] or result["lineCount"] == 0:
+                break
+            offset += result["lineCount"]
+    return cost
+
+
+def measure_windows() -> None:
+    """Print what the trace's Read calls cost per window (lines x KB), side by side."""
+    with tempfile.TemporaryDirectory(prefix="toolbound-windows-") as tmp:
+        workspace = build_workspace(Path(tmp) / "ws")
+        reads = sum(c.tool == "Read" for c in TRACE)
+        print(f"the trace's {reads} Read calls through the real Read; load {_load()}")
+        print(f"paged on to needles within {FAR_LINES} lines of the offset (pages, bytes)")
+        print(
+            f"{'window':<16} {'1st pages':>10} {'visible':>8} {'pages':>6} "
+            f"{'bytes to needles':>17} {'far':>4}"
+        )
+        for kb in WINDOW_KB:
+            for lines in WINDOW_LINES:
+                cost = window_cost(workspace, lines, kb * 1024)
+                print(
+                    f"{lines:>5} lines/{kb:>2}KB {cost.first_bytes:>10,} "
+                    f"{cost.visible:>4}/{reads:<3} {cost.pages:>6} "
+                    f"{cost.bytes_to_needles:>17,} {cost.far:>4}"
+                )
+
+
+def _load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"{one:.2f} {five:.2f}"
+
+
 # --- the table -------------------------------------------------------------------------
 
 
@@ -411,4 +511,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--windows"]:
+        measure_windows()
+    else:
+        main()
