@@ -11,6 +11,7 @@ their tools). Markers inside a payload are not notices: bounds/markers.py.
 Pieces:
     read_window     Read: the window shown, what stopped it, clips, replaced bytes
     read_unchanged  Read (economy): the window is as an earlier call in context shows it
+    read_clipped_grep  Read (economy): Grep reaches the rest of a clipped line
     next_page       Grep: "Showing entries 1-200; more exist: call again with offset 200 …"
     GREP_NARROW     what a Grep call can narrow to see less
     more_files      Glob's "more files matched: narrow pattern or path"
@@ -118,6 +119,14 @@ def read_unchanged(*, call_id: str, offset: int, line_count: int, next_offset: i
     if next_offset is not None:
         said.append(f"The file continues: call Read with offset {next_offset} for the next lines.")
     return " ".join(said)
+
+
+def read_clipped_grep(path: str) -> str:
+    """Read (economy): where the rest of a clipped line is, since paging cannot reach it."""
+    return (
+        f'For text inside a clipped line, Grep it (path "{path}"): Grep shows each match '
+        "with the part of its line around it."
+    )
 
 
 def next_page(*, offset: int, shown: int, narrow: str) -> str:

@@ -278,3 +278,17 @@ async def test_the_exact_window_is_the_seeds(tmp_path: Path, ws: Path) -> None:
     async with ToolHost(ws, data_dir=tmp_path / "data") as exact:
         result = await read(exact, "c1", "long.txt")
     assert result["lineCount"] == DEFAULT_LIMITS.read_window_lines
+
+
+async def test_a_clipped_line_names_grep_which_shows_its_rest(host: ToolHost, ws: Path) -> None:
+    chars = DEFAULT_LIMITS.max_line_chars
+    (ws / "bundle.min.js").write_text("f();" * chars + 'cfg={api:"https://x.example/v7"};\n')
+    result = await read(host, "c1", "bundle.min.js")
+    assert "https://x.example/v7" not in result["content"]
+    assert result["notice"] == (
+        f"Showing line 1 of 1 (end of file). 1 line longer than {chars} characters was "
+        f'clipped to {chars}. For text inside a clipped line, Grep it (path "bundle.min.js"): '
+        "Grep shows each match with the part of its line around it."
+    )
+    found = await host.call("Grep", {"pattern": "api:", "path": "bundle.min.js"})
+    assert 'cfg={api:"https://x.example/v7"}' in found["matches"][0]["text"]

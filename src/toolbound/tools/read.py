@@ -25,7 +25,9 @@ The economy profile (CONTRACT section 8) changes two things, both here:
   is judged by content hash (the window's bytes and the text made of them),
   never by mtime. The fact stays recoverable: Read with another offset or
   limit returns the text in full, and after a checkpoint so does the same Read.
-  A re-read is answered this way only when the notice is shorter than the text.
+  A re-read is answered this way only when the notice is shorter than the text;
+- a window with a clipped line names Grep on the file as the way to the rest
+  of it (Grep shows each match with the part of its line around it).
 
 Pieces:
     run            the tool: ReadArgs -> ReadResult (or a ToolError)
@@ -191,6 +193,9 @@ def read_window(
         return result
     text_digest = ""
     if profile == "economy":
+        if seen.clipped_lines:
+            said = [*filter(None, [result.notice]), notices.read_clipped_grep(target.shown)]
+            result = result.model_copy(update={"notice": notices.join(said)})
         text_digest = _text_digest(result)
         earlier = _earlier_in_context(
             record, target.real, offset=offset, limit=limit, digest=seen.digest, text=text_digest
@@ -425,12 +430,14 @@ def _stopped(target: Resolved, key: FileKey, *, offset: int, counted: int) -> Re
 
 @dataclass(frozen=True, slots=True)
 class _Seen:
-    """File bytes ``start .. end`` of a window, hashing to ``digest`` (for the read record)."""
+    """File bytes ``start .. end`` of a window, hashing to ``digest`` (for the read record);
+    ``clipped_lines``: how many of its lines were clipped (the economy names Grep for them)."""
 
     start: int
     end: int
     at_eof: bool
     digest: str
+    clipped_lines: int = 0
 
 
 def _take_window(
@@ -461,7 +468,13 @@ def _take_window(
             lines, max_lines=max_lines, max_bytes=budget, max_line_chars=limits.max_line_chars
         )
     held = min(page.raw_bytes, len(buf))
-    seen = _Seen(start, start + held, start + held >= size, content_digest(buf, 0, held))
+    seen = _Seen(
+        start,
+        start + held,
+        start + held >= size,
+        content_digest(buf, 0, held),
+        page.clipped_lines,
+    )
     return page, seen
 
 
