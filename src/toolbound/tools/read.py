@@ -101,8 +101,8 @@ async def run(args: ReadArgs, ctx: ToolContext) -> ReadResult:
         budget=window.budget,
         profile=ctx.profile,
     )
-    if window.notice is None:
-        return result
+    if window.notice is None or not result.truncated:
+        return result  # a budget that cut nothing needs no word
     said = notices.join([s for s in (result.notice, window.notice) if s])
     return result.model_copy(update={"notice": said})
 
@@ -143,13 +143,14 @@ def window_for(args: ReadArgs, ctx: ToolContext) -> Window:
     asked = args.limit if args.limit is not None else limits.read_window_lines
     if ctx.profile != "economy":
         return Window(asked, limits.search)
-    budget = Budget(
+    base = Budget(
         max_bytes=min(ECONOMY_WINDOW_BYTES, limits.search.max_bytes),
-        max_lines=limits.search.max_lines,
+        max_lines=min(ECONOMY_WINDOW_LINES, limits.read_window_lines),
     )
-    if asked == limits.read_window_lines:
-        asked = min(ECONOMY_WINDOW_LINES, limits.read_window_lines)
-    return Window(asked, budget)
+    # The shrinking budgets go here: base, notice = budget_for(ctx, "Read", base).
+    notice = None
+    lines = base.max_lines if asked == limits.read_window_lines else asked
+    return Window(lines, Budget(base.max_bytes, limits.search.max_lines), notice)
 
 
 def read_window(
@@ -174,7 +175,7 @@ def read_window(
     ``budget`` bounds the window (``limits.search`` when None).
     """
     # The window's budget stands in for the search budget it defaults to.
-    window = limits if budget is None else limits.replace(search=budget)
+    window = limits if budget in (None, limits.search) else limits.replace(search=budget)
     target = roots.resolve(path)
     before = _stat(target)
     _refuse_non_file(target, before)
@@ -234,7 +235,9 @@ def _earlier_in_context(
 ) -> Seen | None:
     """The earlier Read of this window, with these bytes and this text, still in the
     model's context: after the record followed the session's checkpoints (None when
-    their count cannot be learned: then nobody can say the result is still there)."""
+    their count cannot be learned: then nobody can say the result is still there).
+    Asked before every economy window is recorded, so a window read after a
+    checkpoint is recorded in the context it was read in."""
     if record.checkpoint_count is not None:
         count = record.checkpoint_count()
         if count is None:
