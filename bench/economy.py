@@ -516,6 +516,27 @@ def row(name: str, outcomes: list[Outcome], exact_bytes: int | None) -> str:
 TOOLS = ("Read", "Grep", "Glob", "Bash")
 
 
+def describe_trace(workspace: Path, raws: list[Raw]) -> str:
+    """What the trace holds, against the issue's list (>= 40 calls, a real tree, a big
+    log, a minified bundle, a lock file, a noisy failing test run, repeated reads)."""
+    tools = ", ".join(f"{t} {sum(c.tool == t for c in TRACE)}" for t in TOOLS)
+    windows = [json.dumps(c.args, sort_keys=True) for c in TRACE if c.tool == "Read"]
+    rereads = len(windows) - len(set(windows))
+    tree = sum(1 for _ in (workspace / "lib").rglob("*.py"))
+    log = (workspace / "logs/server.log").stat().st_size
+    bundle = (workspace / "web/dist/bundle.min.js").read_bytes()
+    lock = (workspace / "web/package-lock.json").read_bytes().count(b"\n")
+    bundle_lines = bundle.count(b"\n")
+    noisy = max(len(r.streams[0]) for c, r in zip(TRACE, raws, strict=True) if c.tool == "Bash")
+    return (
+        f"trace: {len(TRACE)} calls ({tools}), {rereads} re-reads of a window read before, "
+        f"each call naming its needle\n"
+        f"tree: {tree} stdlib .py files; server.log {log / 2**20:.1f} MB; bundle.min.js "
+        f"{bundle_lines} line(s) of {len(bundle) / 2**20:.1f} MB; package-lock.json "
+        f"{lock:,} lines; the noisiest stdout {noisy / 2**20:.1f} MB (progress bars, colour)"
+    )
+
+
 def _bytes(outcomes: list[Outcome], tool: str | None = None) -> int:
     return sum(len(o.text.encode()) for o in outcomes if tool in (None, o.call.tool))
 
@@ -554,7 +575,8 @@ def main() -> None:
         anchors["bash preview"] = bash_groundwork_preview(replays["exact"], raws)
 
         exact_bytes = _bytes(replays["exact"])
-        print(f"trace: {len(TRACE)} calls; context {CONTEXT_TOKENS:,} tokens at bytes / 4")
+        print(describe_trace(workspace, raws))
+        print(f"context {CONTEXT_TOKENS:,} tokens at bytes / 4")
         print(f"load average: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
         print(
             f"{'policy':<12} {'bytes':>10} {'vs exact':>7} {'context':>8} {'read/search':>11} "
