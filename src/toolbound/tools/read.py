@@ -190,13 +190,15 @@ def read_window(
         raise _os_error(err, target) from None
     finally:
         os.close(fd)
-    if record is None or seen is None:
+    if seen is None:
+        return result
+    if profile == "economy" and seen.clipped_lines:
+        said = [*filter(None, [result.notice]), notices.read_clipped_grep(target.shown)]
+        result = result.model_copy(update={"notice": notices.join(said)})
+    if record is None:
         return result
     text_digest = ""
     if profile == "economy":
-        if seen.clipped_lines:
-            said = [*filter(None, [result.notice]), notices.read_clipped_grep(target.shown)]
-            result = result.model_copy(update={"notice": notices.join(said)})
         text_digest = _text_digest(result)
         earlier = _earlier_in_context(
             record, target.real, offset=offset, limit=limit, digest=seen.digest, text=text_digest
