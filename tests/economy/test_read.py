@@ -259,6 +259,9 @@ async def test_an_economy_window_is_its_measured_lines_and_names_the_next_offset
     # The next offset brings the next lines; a call's own limit is kept.
     nxt = await read(host, "c2", "long.txt", offset=ECONOMY_WINDOW_LINES, limit=500)
     assert nxt["content"] == "".join(lines[ECONOMY_WINDOW_LINES : ECONOMY_WINDOW_LINES + 500])
+    # A limit of the host default is what a limit left out arrives as: the economy window.
+    same = await read(host, "c3", "long.txt", offset=1, limit=DEFAULT_LIMITS.read_window_lines)
+    assert same["lineCount"] == ECONOMY_WINDOW_LINES
 
 
 async def test_an_economy_window_stops_at_its_byte_budget(host: ToolHost, ws: Path) -> None:
