@@ -205,11 +205,13 @@ def raw_output(call: Call, workspace: Path) -> Raw:
         return Raw(
             (run.stdout + run.stderr).decode("utf-8", "replace"), 0, (run.stdout, run.stderr)
         )
+    # Sorted by path, so the anchors' first entries are the same in every run.
     if call.tool == "Glob":
-        argv = [RG, "--no-config", "--files", "-g", args["pattern"], args.get("path", ".")]
+        argv = [RG, "--no-config", "--sort", "path", "--files", "-g", args["pattern"]]
+        argv.append(args.get("path", "."))
     else:
         mode = args.get("outputMode", "content")
-        argv = [RG, "--no-config", "--color", "never", "--no-heading"]
+        argv = [RG, "--no-config", "--sort", "path", "--color", "never", "--no-heading"]
         argv += {"content": ["-n"], "count": ["-c"], "filesWithMatches": ["-l"]}[mode]
         if "after" in args:
             argv += ["-A", str(args["after"])]
