@@ -264,6 +264,18 @@ class ToolHost:
                 "toolbound: session %s starts with no read record: %s", self.session_id, err
             )
         self._saved_record = self.read_record.version
+        self.read_record.checkpoint_count = self._checkpoint_count
+
+    def _checkpoint_count(self) -> int | None:
+        """The session's checkpoints as the store counts them now (economy re-reads ask)."""
+        store = self._store
+        if store is None:
+            return None
+        try:
+            return store.checkpoint_count(self.session_id)
+        except StoreUnavailable as err:
+            log.warning("toolbound: the checkpoints of %s are unknown: %s", self.session_id, err)
+            return None
 
     async def _save_read_record(self) -> None:
         """Keep the read record in the store once a call changed it."""
