@@ -22,7 +22,10 @@ from toolbound.edit import ReadRecord
 from toolbound.limits import DEFAULT_LIMITS, KB
 from toolbound.paths import Roots
 from toolbound.store import SessionStore
-from toolbound.tools.read import ECONOMY_WINDOW_BYTES, ECONOMY_WINDOW_LINES, read_window
+from toolbound.tools.read import read_window
+
+ECONOMY_WINDOW_LINES = DEFAULT_LIMITS.economy.read_window.max_lines
+ECONOMY_WINDOW_BYTES = DEFAULT_LIMITS.economy.read_window.max_bytes
 
 CALL_TIMEOUT_S = 20
 SESSION = "econ-read"
@@ -295,3 +298,26 @@ async def test_a_clipped_line_names_grep_which_shows_its_rest(host: ToolHost, ws
     )
     found = await host.call("Grep", {"pattern": "api:", "path": "bundle.min.js"})
     assert 'cfg={api:"https://x.example/v7"}' in found["matches"][0]["text"]
+
+
+async def test_a_filling_context_shrinks_the_window_and_the_notice_names_it(
+    tmp_path: Path, ws: Path
+) -> None:
+    lines = [f"row {n:04d}\n" for n in range(1000)]
+    (ws / "long.txt").write_text("".join(lines))
+    async with ToolHost(
+        ws, data_dir=tmp_path / "d", profile="economy", context_window=1000
+    ) as host:
+        host.context_used(900)
+        full = await host.call("Read", {"path": "long.txt"})
+        host.context_used(100)
+        roomy = await host.call("Read", {"path": "long.txt", "offset": 500})
+    # 90% full: an eighth of 200 lines / 16KB, kept at the floor of 100 lines / 4KB.
+    assert full["lineCount"] == 100
+    assert full["content"] == "".join(lines[:100])
+    assert full["notice"].endswith(
+        "Read budget shrunk to 100 lines / 4KB (from 200 lines / 16KB): the context is 90% full."
+    )
+    assert "call Read with offset 100" in full["notice"]
+    assert roomy["lineCount"] == ECONOMY_WINDOW_LINES
+    assert "budget shrunk" not in roomy["notice"]

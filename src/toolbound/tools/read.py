@@ -15,7 +15,7 @@ notice says so; what was counted is kept for the next call.
 The economy profile (CONTRACT section 8) changes two things, both here:
 
 - the window: ``window_for`` sizes every window, the one place it is decided
-  (the economy's default is ECONOMY_WINDOW_LINES within ECONOMY_WINDOW_BYTES,
+  (the economy's default is ``limits.economy.read_window``'s lines within its bytes,
   measured by bench/economy.py; a call's own ``limit`` is kept);
 - a re-read: a window whose bytes and text are what an earlier Read of the same
   window (same ``offset`` and ``limit``) returned while that result is still in
@@ -63,10 +63,11 @@ from toolbound.bounds.paging import (
     window_notice,
 )
 from toolbound.edit.record import ReadRecord, Seen, content_digest
-from toolbound.limits import KB, Budget, Limits
+from toolbound.limits import Budget, Limits
 from toolbound.model_text import Profile
 from toolbound.paths import OsErrorKind, Resolved, Roots, os_error
 from toolbound.results import ErrorCode, ReadResult, ToolError
+from toolbound.shrink import budget_for
 from toolbound.tools import ToolContext
 from toolbound.tools.lineindex import INDEXES, FileKey, ScanStopped
 
@@ -81,8 +82,6 @@ _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 
 # The economy profile's window when a call names no limit, and its byte budget
 # (any window, whatever its limit): measured, see ``window_for``.
-ECONOMY_WINDOW_LINES = 200
-ECONOMY_WINDOW_BYTES = 16 * KB
 
 
 async def run(args: ReadArgs, ctx: ToolContext) -> ReadResult:
@@ -122,7 +121,7 @@ def window_for(args: ReadArgs, ctx: ToolContext) -> Window:
     """The window of a Read call: the one place its size is decided.
 
     Exact: the seed's table (the call's limit, default 2000 lines, within 48 KB).
-    Economy: ECONOMY_WINDOW_LINES lines within ECONOMY_WINDOW_BYTES (never more
+    Economy: ``limits.economy.read_window`` (200 lines within 16 KB, never more
     than exact's), or the call's own limit within those bytes. The arguments
     arrive with a limit left out filled with the host default
     (``limits.read_window_lines``), so a limit of exactly that reads as left out.
@@ -143,14 +142,17 @@ def window_for(args: ReadArgs, ctx: ToolContext) -> Window:
     asked = args.limit if args.limit is not None else limits.read_window_lines
     if ctx.profile != "economy":
         return Window(asked, limits.search)
+    window = limits.economy.read_window
     base = Budget(
-        max_bytes=min(ECONOMY_WINDOW_BYTES, limits.search.max_bytes),
-        max_lines=min(ECONOMY_WINDOW_LINES, limits.read_window_lines),
+        max_bytes=min(window.max_bytes, limits.search.max_bytes),
+        max_lines=min(window.max_lines, limits.read_window_lines),
     )
-    # The shrinking budgets go here: base, notice = budget_for(ctx, "Read", base).
-    notice = None
-    lines = base.max_lines if asked == limits.read_window_lines else asked
-    return Window(lines, Budget(base.max_bytes, limits.search.max_lines), notice)
+    # As the context fills the window shrinks (a call's own limit with it).
+    budget, notice = budget_for(ctx, "Read", base)
+    lines = budget.max_lines if asked == limits.read_window_lines else asked
+    if notice is not None:
+        lines = min(lines, budget.max_lines)
+    return Window(lines, Budget(budget.max_bytes, limits.search.max_lines), notice)
 
 
 def read_window(
