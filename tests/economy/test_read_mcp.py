@@ -29,9 +29,17 @@ async def test_serve_with_the_economy_profile_answers_a_re_read_unchanged(tmp_pa
     argv += ["--data-dir", str(tmp_path / "data"), "--profile", "economy"]
     params = StdioServerParameters(command=sys.executable, args=argv, env=env)
     async with Client(params, read_timeout_seconds=WAIT_S) as client:
-        await client.list_tools()  # the client checks results against the output schemas
+        # The client checks results against the output schemas.
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         first = await client.call_tool("Read", {"path": "a.txt"})
         again = await client.call_tool("Read", {"path": "a.txt"})
+    # The tools are described for the profile in force.
+    assert "economy profile: `limit` defaults to 200 lines within 16KB" in str(
+        listed["Read"].description
+    )
+    assert "stdout keeps its first and last lines within 300 lines / 12KB" in str(
+        listed["Bash"].description
+    )
     assert only_text(first) == TEXT
     assert first.structured_content is not None
     assert "unchanged" not in first.structured_content
