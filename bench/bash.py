@@ -93,6 +93,8 @@ def _through_tool(command: str, workspace: str, data_dir: str) -> dict[str, floa
         capture_output=True,
         text=True,
         check=True,
+        # Bytecode caching on, as in an install (pip compiles the modules).
+        env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
     )
     figures: dict[str, float] = json.loads(out.stdout)
     return figures
