@@ -168,7 +168,11 @@ def count_and_find(
         return total, find(buf, n, start, stop)
     if buf.find(b"\n", start, stop) < 0:
         return 0, -1
-    flags = _flag(np, buf, start, size)
+    # _flag, inlined: this is every truncation's hot path (a call is 0.2-0.3 us of ~20).
+    flags = getattr(_flags, "buffer", None)
+    if flags is None:
+        flags = _flag_buffer(np)
+    flags = np.equal(np.frombuffer(buf, np.uint8, size, start), _NEWLINE, out=flags[:size])
     total = int(np.count_nonzero(flags))
     if total < n:
         return total, -1
