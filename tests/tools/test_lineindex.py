@@ -214,3 +214,27 @@ def test_only_a_long_scan_waits_for_numpy(
     monkeypatch.setattr(newlines, "wait_loaded", wait_loaded)
     assert newlines.use_numpy_for(span) is waits
     assert bool(waited) is waits
+
+
+@pytest.mark.parametrize(
+    ("first", "rest", "short"),
+    [
+        (b"x" * 9 + b"\n", b"y" * 99 + b"\n", True),
+        (b"x" * 99 + b"\n", (b"y" * 9 + b"\n") * 5, False),
+    ],
+    ids=["the first block's density falls short", "it overshoots"],
+)
+def test_a_split_guessed_from_the_first_block_stays_exact(
+    first: bytes, rest: bytes, short: bool, count_ahead: list[_Spy]
+) -> None:
+    """The far half is guessed from the first block's lines; a wrong guess only
+    shifts work between the threads (the scan goes on alone past it)."""
+    data = first * (2 * lineindex.FIRST_READ_BYTES // len(first)) + rest * 60_000
+    starts = line_starts(data)
+    for line in (len(starts) - 1, len(starts) * 2 // 3, len(starts) // 3):
+        index = index_of(data)  # each a first scan, guessing afresh
+        assert index.locate(line, reader(data)) == Located(starts[line], None), line
+    assert count_ahead
+    # Falling short, the far half ended before the line: the scan went on alone.
+    assert (count_ahead[0].end < starts[-1]) is short
+    assert index_of(data).locate(len(starts), reader(data)) == Located(None, len(starts))
