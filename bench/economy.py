@@ -59,8 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from toolbound import model_text
-from toolbound.bounds.headtail import HeadTailBudget, cut_head_tail
-from toolbound.bounds.terminal import collapse, strip_styling
+from toolbound.bounds.terminal import strip_styling
 from toolbound.limits import DEFAULT_LIMITS, Budget
 from toolbound.search.rg import rg_binary
 
@@ -112,13 +111,6 @@ def holds(text: str, needle: str) -> bool:
     """Whether ``text`` shows ``needle`` to a reader: colour codes between its
     words do not hide it (``\x1b[31mFAILED\x1b[0m tests/...`` shows ``FAILED tests/...``)."""
     return needle in text or needle in strip_styling(text).text
-
-
-def profile_supported(profile: str) -> bool:
-    if profile == "exact":
-        return True
-    usage = subprocess.run([TOOLBOUND, "call", "--help"], capture_output=True, text=True)
-    return "--profile" in usage.stdout
 
 
 # What an economy Read window with a clipped line names as the way to its rest.
@@ -374,32 +366,6 @@ def simulate(policy: Policy, raws: list[Raw]) -> list[Outcome]:
     return outcomes
 
 
-# --- a preview of the economy profile's shell groundwork ------------------------------
-
-PREVIEW_BUDGET = HeadTailBudget.split(Budget(max_bytes=16 * 1024, max_lines=400), head_share=0.25)
-
-
-def bash_groundwork_preview(exact: list[Outcome], raws: list[Raw]) -> list[Outcome]:
-    """Not the economy profile: the exact replay with each Bash stream collapsed
-    (bounds/terminal.py) and cut head + tail (bounds/headtail.py, 16 KB / 400
-    lines, a quarter to the head). Read, Grep and Glob keep their exact text."""
-    outcomes = []
-    for outcome, raw in zip(exact, raws, strict=True):
-        if outcome.call.tool != "Bash":
-            outcomes.append(outcome)
-            continue
-        parts = []
-        for label, data in zip(("stdout", "stderr"), raw.streams, strict=True):
-            shown = collapse(data.decode("utf-8", "replace")).text
-            if shown:
-                cut = cut_head_tail(shown.encode(), budget=PREVIEW_BUDGET)
-                parts.append(f"[{label}]\n{cut.payload}")
-        text = "\n".join(parts)
-        visible = holds(text, outcome.call.needle)
-        outcomes.append(Outcome(outcome.call, text, visible, visible))
-    return outcomes
-
-
 # --- sizing the economy's Read window (--windows) --------------------------------------
 
 WINDOW_LINES = (100, 200, 300, 500, 1000, 2000)
@@ -571,10 +537,8 @@ def main() -> None:
         workspace = build_workspace(Path(tmp) / "ws")
         data_dir = Path(tmp) / "data"
         raws = [raw_output(call, workspace) for call in TRACE]
-        profiles = [p for p in ("exact", "economy") if profile_supported(p)]
-        replays = {p: replay(p, workspace, data_dir, raws) for p in profiles}
+        replays = {p: replay(p, workspace, data_dir, raws) for p in ("exact", "economy")}
         anchors = {name: simulate(policy, raws) for name, policy in ANCHORS.items()}
-        anchors["bash preview"] = bash_groundwork_preview(replays["exact"], raws)
 
         exact_bytes = _bytes(replays["exact"])
         print(describe_trace(workspace, raws))
@@ -586,12 +550,8 @@ def main() -> None:
         )
         for name, outcomes in {**replays, **anchors}.items():
             print(row(name, outcomes, exact_bytes))
-        if "economy" not in replays:
-            print("economy: not printed, `toolbound call` has no --profile yet")
-        print("bash preview: exact, with Bash streams collapsed and cut head + tail (no spill)")
         print_per_tool({**replays, **anchors})
-        if "economy" in replays:
-            print_goal(replays["economy"], exact_bytes, anchors["Codex CLI"])
+        print_goal(replays["economy"], exact_bytes, anchors["Codex CLI"])
         print("\nneedles lost (neither visible nor reachable):")
         for name, outcomes in {**replays, **anchors}.items():
             lost = [
