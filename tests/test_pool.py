@@ -6,8 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from toolbound import SessionStore, ToolHost
 from toolbound.pool import HostPool
+from toolbound.results import ErrorCode, ToolError
 
 SPILLING = {"command": "seq 1 40000", "timeout": 30}
 
@@ -95,4 +98,56 @@ async def test_an_end_is_seen_by_other_processes_while_other_hosts_live(tmp_path
     assert ended_elsewhere(tmp_path / "d", "s1") is False
     await pool.end("s1")
     assert ended_elsewhere(tmp_path / "d", "s1") is True
+    await pool.aclose()
+
+
+def bounded_pool(tmp_path: Path, seen: list[tuple[str, str]], *, max_hosts: int) -> HostPool:
+    pool = pool_in(tmp_path, seen)
+    pool.max_hosts = max_hosts
+    pool.rest_after_s = 0.0  # every idle host may rest at once
+    return pool
+
+
+async def test_a_session_past_the_bound_rests_the_least_recently_used_idle_host(
+    tmp_path: Path,
+) -> None:
+    seen: list[tuple[str, str]] = []
+    pool = bounded_pool(tmp_path, seen, max_hosts=2)
+    s1 = await pool.host("s1")
+    spilled = await s1.call("Bash", SPILLING)
+    await pool.host("s2")
+    await pool.host("s1")  # s1 is used again: s2 is now the least recently used
+    await pool.host("s3")
+    assert seen == [("start", "s1"), ("start", "s2"), ("end", "s2"), ("start", "s3")]
+    # Rested, not ended: s2's session goes on in a new host when it is named again...
+    assert not ended_elsewhere(tmp_path / "d", "s2")
+    await pool.host("s2")
+    assert seen[-2:] == [("end", "s1"), ("start", "s2")]
+    # ...and a rested session keeps its spill files: s1's is readable once it is back.
+    back = await pool.host("s1")
+    assert back is not s1
+    page = await back.call("Read", {"path": spilled["spill"]["stdout"], "limit": 1})
+    assert page["content"] == "1\n"
+    await pool.aclose()
+
+
+async def test_busy_hosts_are_never_rested_and_a_full_pool_refuses_a_new_session(
+    tmp_path: Path,
+) -> None:
+    pool = bounded_pool(tmp_path, [], max_hosts=2)
+    s1 = await pool.host("s1")
+    job = await s1.call("Bash", {"command": "sleep 600", "background": True})
+    s2 = await pool.host("s2")
+    await s2.call("Bash", {"command": "sleep 600", "background": True})
+    with pytest.raises(ToolError) as refused:
+        await pool.host("s3")
+    assert refused.value.code == ErrorCode.INVALID_ARGUMENT
+    assert "runs 2 sessions already, each with a call or a background job running" in (
+        refused.value.message
+    )
+    # Once s1's job is stopped, s1 is idle and rests for the new session; s2 runs on.
+    await s1.call("JobStop", {"jobId": job["jobId"]})
+    await pool.host("s3")
+    assert await pool.host("s2") is s2
+    assert s2.busy
     await pool.aclose()

@@ -355,6 +355,11 @@ class ToolHost:
                 log.warning("toolbound: session %s not marked ended: %s", self.session_id, err)
         self.scratch.remove()
 
+    @property
+    def busy(self) -> bool:
+        """Whether a call or a background job of this host is running."""
+        return bool(self._calls) or bool(self.jobs.running())
+
     def context_used(self, tokens: int) -> None:
         """The model's context holds ``tokens`` tokens now (see ``context_window``)."""
         self.gauge.report(tokens)
