@@ -6,9 +6,12 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 
 import pytest
+
+from toolbound import ToolHost
 
 # Root reads any file (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH). Without those two
 # capabilities root obeys file modes like any user, while still owning its paths.
@@ -52,3 +55,18 @@ def unprivileged() -> Unprivileged:
         )
 
     return run
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    """An empty workspace folder."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+async def host(tmp_path: Path, ws: Path) -> AsyncIterator[ToolHost]:
+    """A started host serving ``ws``, session ``s1``, its data dir beside it."""
+    async with ToolHost(ws, data_dir=tmp_path / "data", session_id="s1") as h:
+        yield h

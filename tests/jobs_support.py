@@ -20,15 +20,6 @@ from typing import Any
 from toolbound import ToolHost
 
 
-def alive(pid: int) -> bool:
-    """True while ``pid`` exists (a zombie too: it is gone once reaped)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 def running(pid: int) -> bool:
     """True while ``pid`` exists and has not exited (a zombie has: its reaper's business)."""
     try:

@@ -117,3 +117,12 @@ def run_cli(*args: str, cwd: Path, timeout_s: float = 60) -> subprocess.Complete
         timeout=timeout_s,
         check=False,
     )
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` exists (a zombie too: it is gone once reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -20,7 +20,14 @@ The shapes:
   a stream without a final newline stays without one and the model can tell
   which stream every line came from. The seed's markers stand in the stream
   text verbatim.
-- JobOutput, JobStop and a Bash job's start: ``toolbound.jobs.text``.
+- background jobs (CONTRACT section 9): a job's start (Bash with
+  ``background: true``) as ``[job job_… started: pid N, running]`` and its two
+  log paths; a page (JobOutput, JobStop, a job's final result event) as its
+  state first (``[job job_… exited: exit status 0]``, ``killed by signal
+  SIGTERM``, ``stopped: …`` for a job stopped that exited on its own terms,
+  ``timed out``), the matched line and the notice, each non-empty stream in
+  its tags as Bash, then where the next JobOutput goes on (``[next: stdout
+  120, stderr 0]``); the list a line per job.
 - Edit and Write: one summary line (``Edited src/a.py: 1 replacement.``,
   ``Created src/a.py (123 bytes).`` or ``Wrote …``), then the unified diff
   as it is, then the notice in brackets.
@@ -35,8 +42,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from typing import Any, Literal
-
-from toolbound.jobs.text import JOB_TOOLS, job_text
 
 # ``exact`` is the seed's table; ``economy`` (opt-in) spends less of the
 # context for the same facts (CONTRACT section 8).
@@ -53,8 +58,11 @@ def profile_named(name: str) -> Profile:
     raise ValueError(f"unknown profile {name!r}; the profiles are {', '.join(PROFILES)}")
 
 
+JOB_TOOLS = ("JobOutput", "JobStop")
+
 NO_FILES = "No files matched."
 NO_MATCHES = "No matches."
+NO_JOBS = "No background jobs in this session."
 
 
 def model_text(tool: str, result: dict[str, Any], *, profile: Profile = "exact") -> str:
@@ -75,7 +83,7 @@ def _render(tool: str, result: dict[str, Any]) -> str:
     if "error" in result:
         return f"{result['error']['code']}: {result['error']['message']}"
     if tool in JOB_TOOLS or "jobId" in result:
-        return job_text(result)
+        return _job(result)
     notice = result.get("notice")
     if tool == "Read":
         # The content stays byte-faithful; the notice (next offset) follows it.
@@ -162,3 +170,57 @@ def _change_summary(tool: str, result: dict[str, Any]) -> str:
     verb = "Created" if result["created"] else "Wrote"
     n = result["bytes"]
     return f"{verb} {path} ({n} byte{'' if n == 1 else 's'})."
+
+
+# --- background jobs ---------------------------------------------------------
+
+
+def _state(result: dict[str, Any]) -> str:
+    state = str(result["state"])
+    if state == "running":
+        return "running"
+    if state == "timedOut":
+        return "timed out"
+    if result.get("signal"):
+        return f"killed by signal {result['signal']}"
+    if result.get("exitCode") is not None:
+        verb = "exited" if state == "exited" else "stopped"
+        return f"{verb}: exit status {result['exitCode']}"
+    return state
+
+
+def _sizes(totals: dict[str, Any]) -> str:
+    out, err = totals["stdout"], totals["stderr"]
+    return (
+        f"stdout {out['bytes']} bytes / {out['lines']} lines, "
+        f"stderr {err['bytes']} bytes / {err['lines']} lines"
+    )
+
+
+def _job(result: dict[str, Any]) -> str:
+    """The text the model reads for a job result (a start, a page, or the list)."""
+    if "jobs" in result:
+        lines = [
+            f"{job['jobId']} {_state(job)}: {job['command']} "
+            f"(started {job['startedAt']}; {_sizes(job['totals'])})"
+            for job in result["jobs"]
+        ]
+        return "\n".join(lines) or NO_JOBS
+    job_id = result["jobId"]
+    if "logs" in result:
+        logs = result["logs"]
+        return _joined(
+            f"[job {job_id} started: pid {result['pid']}, running]",
+            f"stdout log: {logs['stdout']}\nstderr log: {logs['stderr']}",
+            _bracketed(result.get("notice")),
+        )
+    matched = result.get("matched")
+    nxt = result["next"]
+    return _joined(
+        f"[job {job_id} {_state(result)}]",
+        f"[matched: {matched}]" if matched is not None else "",
+        _bracketed(result.get("notice")),
+        _stream("stdout", result["stdout"]),
+        _stream("stderr", result["stderr"]),
+        f"[next: stdout {nxt['stdout']}, stderr {nxt['stderr']}]",
+    )

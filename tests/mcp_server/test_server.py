@@ -13,7 +13,7 @@ import anyio
 import mcp_types as types
 import pytest
 
-from support import wait_for_async
+from support import alive, wait_for_async
 from toolbound.mcp_server import CHUNK_META_KEY
 from toolbound.tooldefs import tool_defs
 
@@ -31,14 +31,6 @@ def text_of(result: types.CallToolResult) -> str:
     block = result.content[0]
     assert isinstance(block, types.TextContent)
     return block.text
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 async def test_tools_list_serves_the_definitions_with_output_schemas(connect: Connect) -> None:

@@ -1,8 +1,8 @@
 """Background jobs (CONTRACT section 9): a command that outlives its Bash call.
 
 ``Bash {"background": true}`` starts one; ``JobOutput`` pages its output and
-waits on it; ``JobStop`` stops its tree. Nothing is imported here, so the
-model text (``jobs.text``) loads without the rest.
+waits on it; ``JobStop`` stops its tree. Nothing is imported here. The model
+text of the job results is ``toolbound.model_text``'s, like every tool's.
 
 Pieces:
     table    JobTable: a host's jobs (start, output, stop, aclose)
@@ -11,5 +11,4 @@ Pieces:
     page     one stream's page within the shell budget
     emitter  a job's events to the host's call listeners
     models   the wire shapes
-    text     the model text of the job results
 """
