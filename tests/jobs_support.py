@@ -1,7 +1,6 @@
 """Helpers of the background job tests (importable: ``tests`` is on pytest's pythonpath).
 
 Pieces:
-    alive       whether a PID exists (a zombie does)
     running     whether a PID exists and has not exited
     reap        reap exited children of this process
     mode_of     a file's permission bits

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from jobs_support import alive, ended, in_session, mode_of, reap, running, start
-from support import wait_for, wait_for_async
+from jobs_support import ended, in_session, mode_of, reap, running, start
+from support import alive, wait_for, wait_for_async
 from toolbound import SessionStore, ToolHost
 from toolbound.listeners import CallListener, CallStart
 

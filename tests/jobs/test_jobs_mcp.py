@@ -10,9 +10,8 @@ from typing import Any
 import mcp_types as types
 from mcp import Client
 
-from jobs_support import alive
 from mcp_client import bearer_transport, read_announcement, serve_process
-from support import wait_for
+from support import alive, wait_for
 from toolbound.tooldefs import tool_defs
 
 WAIT_S = 30.0

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs_support import alive, start
+from jobs_support import start
+from support import alive
 from toolbound import DEFAULT_LIMITS, ToolHost
 
 

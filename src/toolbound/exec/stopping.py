@@ -72,6 +72,7 @@ def stop_tree(shell: Shell, *, grace_s: float, poll_s: float) -> set[int]:
     """Stop every member of the tree and reap the host's share; blocks, bounded.
 
     SIGTERM (and SIGCONT, so a stopped member can act on it) to each member,
+    parents first (the shell itself each round until it is gone),
     members reaped as they exit; after ``grace_s`` SIGKILL to whatever is left,
     new members included; reaping then continues for at most another
     ``grace_s``. Returns every PID that was signalled.
@@ -89,11 +90,17 @@ def stop_tree(shell: Shell, *, grace_s: float, poll_s: float) -> set[int]:
             kill_until = now + grace_s
         if kill_until is not None and now >= kill_until:
             return signalled
-        for pid in alive:
+        # Parents before their children (the shell first, then by PID, the order
+        # processes are made in): a shell signalled after its child could run its
+        # next command in between (`sleep 600; echo late` printing `late`; seen
+        # once in a loaded full run).
+        for pid in sorted(alive, key=lambda pid: (pid != shell.pid, pid)):
             if kill_until is not None and pid not in killed:
                 send(pid, signal.SIGKILL)
                 killed.add(pid)
-            elif pid not in signalled:
+            elif pid not in signalled or pid == shell.pid:
+                # The shell again each round: bash defers a SIGTERM that lands while
+                # it forks, and would then run its next command once the child died.
                 send(pid, signal.SIGTERM)
                 send(pid, signal.SIGCONT)
             signalled.add(pid)
