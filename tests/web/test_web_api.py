@@ -18,6 +18,7 @@ ROUTES = [
     "/",
     "/static/app.js",
     "/api/sessions",
+    "/api/sessions/web-s1/ledger",
     "/api/sessions/web-s1/calls",
     "/api/sessions/web-s1/calls/call_x",
     "/api/sessions/web-s1/calls/call_x/events",
@@ -223,3 +224,55 @@ async def test_a_call_shows_its_whole_arguments_its_model_view_and_why_an_output
         "/api/sessions/web-s1/calls/counted/outputs/stdout", headers=bearer(served)
     )
     assert (gone.status_code, gone.json()) == (410, {"error": reason, "gone": True})
+
+
+async def test_the_ledger_route_is_the_stores_ledger_and_sessions_list_its_tokens(
+    client: Any, served: Served
+) -> None:
+    from toolbound.store import SessionStore
+
+    (served.workspace / "small.txt").write_text("one\ntwo\n")
+    await served.host.call("Bash", {"command": "seq 1 5000"}, tool_call_id="l_cut")
+    await served.host.call("Read", {"path": "small.txt"}, tool_call_id="l_read")
+    response = await client.get("/api/sessions/web-s1/ledger", headers=bearer(served))
+    with SessionStore(served.host.data_dir) as store:
+        ledger = store.session("web-s1").ledger()
+    assert response.json() == ledger
+    assert [c["toolCallId"] for c in ledger["calls"]] == ["l_cut", "l_read"]
+    assert ledger["total"]["elidedBytes"] > 0
+    sessions = (await client.get("/api/sessions", headers=bearer(served))).json()["sessions"]
+    assert [(s["id"], s["tokens"]) for s in sessions] == [
+        ("web-s1", ledger["total"]["modelTokens"])
+    ]
+
+    unknown = await client.get("/api/sessions/nobody/ledger", headers=bearer(served))
+    assert unknown.status_code == 404
+    assert unknown.json() == {
+        "error": "The store holds no session 'nobody': it records no ledger for it."
+    }
+    bad = await client.get("/api/sessions/..%2Fx/ledger", headers=bearer(served))
+    assert bad.status_code == 404
+
+
+async def test_a_stored_economy_call_shows_the_model_text_it_was_sent_as(
+    client: Any, served: Served
+) -> None:
+    from toolbound.host import ToolHost
+    from toolbound.store import SessionStore
+    from toolbound.web import StoreSource
+
+    # Styling and a rewritten line: economy sends what a terminal would show.
+    command = "printf '\\033[31mred\\033[0m\\n'; printf 'step 1\\rstep 2\\n'"
+    async with ToolHost(
+        served.workspace, data_dir=served.host.data_dir, session_id="eco", profile="economy"
+    ) as eco:
+        events = [e async for e in eco.stream("Bash", {"command": command}, tool_call_id="e1")]
+    sent = events[-1]["text"]
+    assert "<stdout>\nred\nstep 2\n</stdout>" in sent
+    # Not the hub's (it does not watch this host): rendered from the store's row.
+    assert served.hub.record("eco", "e1") is None
+    with SessionStore(served.host.data_dir) as store:
+        (record,) = StoreSource(store).call_records("eco")
+    assert record.profile == "economy"
+    row = (await client.get("/api/sessions/eco/calls/e1", headers=bearer(served))).json()
+    assert row["model"]["text"] == sent

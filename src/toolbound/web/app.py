@@ -7,8 +7,13 @@ Routes (every one needs the token; without it the answer is 403):
     GET /static/{name}                         its scripts and style sheet
     GET /favicon.ico                           204: the page has no icon
     GET /api/sessions                          sessions, newest first: workspace, host,
-                                               start, last activity, calls; and the
-                                               machine this view runs on (``here``)
+                                               start, last activity, calls, tokens (the
+                                               ledger's total; null when only the hub
+                                               knows the session); and the machine this
+                                               view runs on (``here``)
+    GET /api/sessions/{sid}/ledger             the session's context ledger
+                                               (``Session.ledger()``); 404 with the
+                                               reason when the store does not know it
     GET /api/sessions/{sid}/calls              a session's calls, oldest first (rows
                                                without the full arguments)
     GET /api/sessions/{sid}/calls/{id}         one call: its row, full arguments,
@@ -89,6 +94,7 @@ KEEPALIVE_S = 15.0
 _STATIC = {
     "app.js": "text/javascript; charset=utf-8",
     "ansi.js": "text/javascript; charset=utf-8",
+    "ledger.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
 }
 _CSP = (
@@ -223,6 +229,7 @@ class WebView:
             ("/static/{name}", self.static),
             ("/favicon.ico", self.no_icon),
             ("/api/sessions", self.sessions),
+            ("/api/sessions/{sid}/ledger", self.ledger),
             ("/api/sessions/{sid}/calls", self.calls),
             ("/api/sessions/{sid}/calls/{cid}", self.call),
             ("/api/sessions/{sid}/calls/{cid}/events", self.events),
@@ -260,7 +267,8 @@ class WebView:
     async def sessions(self, request: Request) -> Response:
         """Newest first: the hub's sessions the store does not know (yet), then the stored.
 
-        ``tokens`` is the place of the session's context total (the ledger's).
+        ``tokens`` is the session's context total (the ledger's), from the
+        store: None for a session only the hub knows.
         """
         stored = await asyncio.to_thread(self.source.session_rows) if self.source else []
         live = self.hub.live_sessions()
@@ -271,7 +279,7 @@ class WebView:
         return JSONResponse(
             {
                 "here": self.here,
-                "sessions": [{**row, "live": row["id"] in live, "tokens": None} for row in rows],
+                "sessions": [{"tokens": None, **row, "live": row["id"] in live} for row in rows],
             }
         )
 
@@ -319,6 +327,18 @@ class WebView:
             stored = await asyncio.to_thread(self.source.call_records, sid)
             record = next((r for r in reversed(stored) if r.tool_call_id == cid), None)
         return record
+
+    async def ledger(self, request: Request) -> Response:
+        """The session's context ledger, as the store measured its calls."""
+        sid = request.path_params["sid"]
+        if self.source is None:
+            reason = "This web view has no session store: the ledger is kept there."
+            return JSONResponse({"error": reason}, status_code=404)
+        ledger = await asyncio.to_thread(self.source.ledger, sid)
+        if ledger is None:
+            reason = f"The store holds no session {sid!r}: it records no ledger for it."
+            return JSONResponse({"error": reason}, status_code=404)
+        return JSONResponse(ledger)
 
     async def calls(self, request: Request) -> Response:
         records = await self._records(request.path_params["sid"])

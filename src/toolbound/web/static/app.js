@@ -13,12 +13,14 @@
 //   api          fetch JSON from the server (the cookie carries the token)
 //   sessions     the list: workspace, host, times, calls; a text filter
 //   calls        the session's calls, rows updated in place
+//   ledger       the session's context ledger drawn (ledger.js), fetched as calls finish
 //   detail       one call: arguments, outcome, its result rendered, model view
 //   renderers    per tool: Bash, Read, Grep, Glob, Edit/Write, errors
 //   viewer       "open full output": Read windows of a spill file or a file
 //   route        the location hash (#s=SESSION&c=CALL) -> what is shown
 
 import { PLAIN, compact, parseLine, scanState } from "./ansi.js";
+import { LedgerPanel } from "./ledger.js";
 
 const OVERSCAN = 20; // lines rendered above and below the visible ones
 const COMPACT_AT = 4096; // a line still being written is compacted past this length
@@ -337,6 +339,7 @@ async function refreshCalls() {
     const current = calls.find((c) => c.toolCallId === state.call);
     if (current) showHead(current);
   }
+  await ledger.refresh(session, calls);
 }
 
 function clearCalls() {
@@ -348,6 +351,7 @@ function clearCalls() {
 
 let panes = null;
 let readPane = null;
+let ledger = null;
 
 function showHead(call) {
   const head = $("call-head");
@@ -711,12 +715,13 @@ function start() {
   panes = { stdout: new Pane($("out-stdout")), stderr: new Pane($("out-stderr")) };
   readPane = new Pane($("read-window"));
   viewerPane = new Pane($("viewer-text"));
+  ledger = new LedgerPanel($("ledger"), fetchJson, (cid) => `#s=${enc(state.session)}&c=${enc(cid)}`);
   $("viewer-next").addEventListener("click", viewerNext);
   $("viewer-prev").addEventListener("click", viewerPrev);
   $("viewer-close").addEventListener("click", () => { $("viewer").hidden = true; });
   $("session-filter").addEventListener("input", drawSessions);
   window.addEventListener("hashchange", route);
-  window.toolbound = { panes, readPane, viewerPane, state };
+  window.toolbound = { panes, readPane, viewerPane, state, ledger };
   route().finally(() => setTimeout(poll, POLL_MS));
 }
 
