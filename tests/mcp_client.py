@@ -2,6 +2,7 @@
 
 Pieces:
     serve_process     the server (``python ARGV``) running, its stderr lines queued
+    read_announcement the /mcp URL and the token ``serve --http`` prints first
     bearer_transport  the official SDK client's streamable HTTP transport with the
                       bearer token ``serve --http`` requires
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import queue
+import re
 import subprocess
 import sys
 import threading
@@ -58,6 +60,16 @@ def serve_process(argv: list[str], env: dict[str, str] | None = None) -> Iterato
             proc.wait(timeout=WAIT_S)
         pumping.join(timeout=WAIT_S)
         stderr.close()
+
+
+def read_announcement(lines: queue.Queue[str]) -> tuple[str, str]:
+    """The /mcp URL and the bearer token from ``toolbound serve --http``'s first lines."""
+    announced = "".join(lines.get(timeout=WAIT_S) for _ in range(3))
+    url = re.search(r"MCP server on (http://127\.0\.0\.1:\d+/mcp) ", announced)
+    token = re.search(r"'Authorization: Bearer ([^']+)'", announced)
+    assert url, announced
+    assert token, announced
+    return url.group(1), token.group(1)
 
 
 def bearer(token: str) -> dict[str, str]:

@@ -24,7 +24,10 @@ def test_tools_prints_the_definitions_in_each_format(tmp_path: Path) -> None:
         out = run("tools", "--format", fmt, cwd=tmp_path)
         assert out.returncode == 0
         defs = json.loads(out.stdout)
-        assert len(defs) == 6
+        assert [d.get("name") or d["function"]["name"] for d in defs][6:] == [
+            "JobOutput",
+            "JobStop",
+        ]
         assert all(key in d for d in defs)
 
 
@@ -86,7 +89,7 @@ def test_text_prints_the_model_text_with_the_same_exit_status(tmp_path: Path) ->
     assert (error.returncode, error.stdout) == (
         1,
         "TOOL_UNKNOWN: There is no tool named 'Nope'; the tools are Read, Glob, Grep, Bash, "
-        "Edit, Write.\n",
+        "Edit, Write, JobOutput, JobStop.\n",
     )
     timed_out = run(
         "call", "Bash", '{"command": "sleep 5", "timeout": 1}', "--text", *data, cwd=tmp_path

@@ -43,8 +43,10 @@ def test_limits_are_frozen_and_replace_validates() -> None:
 
 def test_descriptions_carry_the_numbers_and_scoping_parameters() -> None:
     defs = {d["name"]: d for d in builtin_tool_defs()}
-    assert list(defs) == ["Read", "Glob", "Grep", "Bash", "Edit", "Write"]
-    read, glob, grep, bash, edit, write = (d["description"] for d in defs.values())
+    assert list(defs) == ["Read", "Glob", "Grep", "Bash", "Edit", "Write", "JobOutput", "JobStop"]
+    read, glob, grep, bash, edit, write, job_output, job_stop = (
+        d["description"] for d in defs.values()
+    )
     for phrase in ("`offset`", "`limit`", "1-2000", "48KB / 2000 lines", "2000 characters"):
         assert phrase in read
     for phrase in ("`pattern`", "`path`", "default 100", "max 1000", "newest"):
@@ -69,6 +71,21 @@ def test_descriptions_carry_the_numbers_and_scoping_parameters() -> None:
         assert phrase in edit
     assert "TOOL_AMBIGUOUS_MATCH naming the count and the first line numbers" in edit
     assert "parent folders are created" in write
+    for phrase in ("`background: true`", "1-86400 s with no default", "at most 8 run at once"):
+        assert phrase in bash
+    for phrase in (
+        "`since`",
+        "`waitS` (0-300, default 0)",
+        "`until` (a Python `re` regex",
+        "first 96KB / 4000 lines",
+        "last 96KB / 4000 lines",
+        "first 1024KB and its last 4096KB or more (at most 9216KB)",
+        "TOOL_INVALID_PATTERN",
+        "TOOL_JOB_NOT_FOUND",
+    ):
+        assert phrase in job_output
+    for phrase in ("whole process tree", "SIGTERM, 2 s grace, SIGKILL", "TOOL_JOB_NOT_FOUND"):
+        assert phrase in job_stop
 
 
 def test_a_smaller_search_budget_bounds_the_edit_diff_in_the_description() -> None:
@@ -90,6 +107,18 @@ def test_a_changed_limit_changes_the_description_and_schema() -> None:
     assert "max 300" in defs["Glob"]["description"]
     assert "1-120" in defs["Bash"]["description"]
     assert defs["Bash"]["input_schema"]["properties"]["timeout"]["maximum"] == 120
+
+
+def test_changed_job_limits_change_the_job_descriptions_and_schema() -> None:
+    limits = DEFAULT_LIMITS.replace(
+        job_max_running=3, job_wait_max_s=30, job_log_head_bytes=64 * KB, job_timeout_max_s=600
+    )
+    defs = {d["name"]: d for d in builtin_tool_defs(limits)}
+    assert "at most 3 run at once" in defs["Bash"]["description"]
+    assert "1-600 s with no default" in defs["Bash"]["description"]
+    assert "`waitS` (0-30, default 0)" in defs["JobOutput"]["description"]
+    assert "first 64KB and its last 4096KB" in defs["JobOutput"]["description"]
+    assert defs["JobOutput"]["input_schema"]["properties"]["waitS"]["maximum"] == 30
 
 
 def test_the_three_formats_render_the_same_definitions() -> None:
@@ -117,6 +146,8 @@ def test_the_three_formats_render_the_same_definitions() -> None:
         "Bash": False,
         "Edit": False,
         "Write": False,
+        "JobOutput": True,
+        "JobStop": False,
     }
 
 
@@ -131,7 +162,7 @@ def test_schemas_name_exactly_the_arguments_the_host_accepts() -> None:
 
 
 def test_the_registry_lists_each_tool_once_with_a_runner() -> None:
-    assert TOOL_NAMES == ("Read", "Glob", "Grep", "Bash", "Edit", "Write")
+    assert TOOL_NAMES == ("Read", "Glob", "Grep", "Bash", "Edit", "Write", "JobOutput", "JobStop")
     assert [d.name for d in tool_defs()] == list(TOOL_NAMES)
     for spec in SPECS:
         assert callable(spec.runner())
@@ -153,11 +184,17 @@ def test_the_input_schema_is_derived_from_the_model_and_the_limits_in_force() ->
                 "minimum": 2,
                 "maximum": 90,
                 "default": 30,
-                "description": "Seconds, 2-90.",
+                "description": "Seconds, 2-90 (a background job's: no default, up to a day).",
             },
             "description": {
                 "type": "string",
                 "description": "What the command does, in a few words.",
+            },
+            "background": {
+                "type": "boolean",
+                "default": False,
+                "description": "Run it as a background job: returns a jobId at once "
+                "(JobOutput, JobStop).",
             },
         },
         "required": ["command"],

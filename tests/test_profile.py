@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from support import run_cli
-from toolbound import ToolHost
+from toolbound import SessionStore, ToolHost
 from toolbound.listeners import CallListener, CallStart
 
 
@@ -80,3 +80,29 @@ def test_the_cli_takes_a_profile_and_refuses_an_unknown_one(tmp_path: Path) -> N
     )
     assert bad.returncode == 2
     assert "invalid choice: 'x'" in bad.stderr
+
+
+def test_the_cli_context_window_shrinks_economy_budgets_by_the_recorded_context(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "d"
+    with SessionStore(str(data), scratch_dir=data) as store:
+        session = store.session("s1")
+        session.append({"role": "user", "content": "Fix the failing test."})  # 6 tokens
+        session.append({"role": "assistant", "content": "x" * 3176})  # 794 tokens
+    call = ("call", "Bash", '{"command": "seq 1 1000"}', "--data-dir", str(data))
+    shrunk = run_cli(
+        *call, "--session", "s1", "--profile", "economy", "--context-window", "1000", cwd=tmp_path
+    )
+    assert shrunk.returncode == 0, shrunk.stderr
+    assert json.loads(shrunk.stdout)["notice"] == (
+        "Bash stdout budget shrunk to 100 lines / 4KB (from 300 lines / 12KB): "
+        "the context is 80% full."
+    )
+    roomy = run_cli(
+        *call, "--session", "s1", "--profile", "economy", "--context-window", "100000", cwd=tmp_path
+    )
+    assert "budget shrunk" not in (json.loads(roomy.stdout).get("notice") or "")
+    bad = run_cli(*call, "--context-window", "0", cwd=tmp_path)
+    assert bad.returncode == 2
+    assert "'0' is not a positive number of tokens" in bad.stderr

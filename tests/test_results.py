@@ -148,6 +148,7 @@ def test_error_result_shape_and_codes() -> None:
             "TOOL_AMBIGUOUS_MATCH",
             "TOOL_NOT_READ",
             "TOOL_FILE_CHANGED",
+            "TOOL_JOB_NOT_FOUND",
         ]
     )
 

@@ -15,6 +15,7 @@ Pieces:
     Args                                     the base of the argument models
     ReadArgs, GlobArgs, GrepArgs, BashArgs   the argument models of the tools that look
     EditArgs, WriteArgs                      and of the two that change files
+    JobOutputArgs, JobSince, JobStopArgs     and of the two that follow background jobs
     OUTPUT_MODES                             Grep's accepted spellings
     Limited                                  an argument whose default and range follow the limits
     parse_args                               raw dict -> checked model, defaults filled
@@ -23,7 +24,7 @@ Pieces:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -90,16 +91,63 @@ class GrepArgs(Args):
 class BashArgs(Args):
     command: str = Field(description="The shell command.")
     timeout: float | None = Field(
-        default=None, allow_inf_nan=False, description="Seconds, {range}."
+        default=None,
+        allow_inf_nan=False,
+        description="Seconds, {range} (a background job's: no default, up to a day).",
     )
     description: str | None = Field(
         default=None, description="What the command does, in a few words."
+    )
+    background: bool = Field(
+        default=False,
+        description="Run it as a background job: returns a jobId at once (JobOutput, JobStop).",
     )
 
     def problem(self) -> str | None:
         if not self.command.strip():
             return "'command' is empty; give the shell command to run"
         return None
+
+
+class JobSince(Args):
+    stdout: int = Field(ge=0, description="Byte position in the job's stdout.")
+    stderr: int = Field(ge=0, description="Byte position in the job's stderr.")
+
+
+class JobOutputArgs(Args):
+    job_id: str | None = Field(
+        default=None,
+        alias="jobId",
+        min_length=1,
+        description="The job (Bash with background: true); leave it out to list the jobs.",
+    )
+    since: JobSince | None = Field(
+        default=None,
+        description="Where to read from, a `next` a JobOutput returned; default: where the "
+        "previous JobOutput of this job stopped; {stdout: 0, stderr: 0} from the start.",
+    )
+    wait_s: float | None = Field(
+        default=None,
+        alias="waitS",
+        allow_inf_nan=False,
+        description="Seconds to wait for new output, the end, or an `until` line, {range}.",
+    )
+    until: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Python regex: wait until a line of the output matches it.",
+    )
+
+    def problem(self) -> str | None:
+        if self.job_id is None and (
+            self.since is not None or self.wait_s is not None or self.until is not None
+        ):
+            return "'since', 'waitS' and 'until' need a 'jobId' (leave them all out to list jobs)"
+        return None
+
+
+class JobStopArgs(Args):
+    job_id: str = Field(alias="jobId", min_length=1, description="The job to stop.")
 
 
 class EditArgs(Args):
@@ -128,7 +176,7 @@ class Limited:
     the value given and the default.
     """
 
-    default: float
+    default: float | None
     lo: float | None = None
     hi: float | None = None
     unit: str = ""
@@ -146,7 +194,7 @@ class Limited:
         if self.lo is None or self.hi is None or self.lo <= value <= self.hi:
             return None
         refusal = f"'{alias}' must be {self.span}{self.unit}"
-        if self.name_default:
+        if self.name_default and self.default is not None:
             refusal += f" (got {_number(value)}); the default is {_number(self.default)}"
         return refusal
 
@@ -210,12 +258,18 @@ def field_names(model: type[Args]) -> dict[str, str]:
 
 
 def parse_args(
-    tool: str, model: type[Args], raw: object, *, limited: Mapping[str, Limited]
+    tool: str,
+    model: type[Args],
+    raw: object,
+    *,
+    limited: Mapping[str, Limited] | Callable[[Args], Mapping[str, Limited]],
 ) -> Args:
     """Validate ``raw`` into ``model``, check the ranges, fill the host defaults.
 
-    ``limited`` is keyed by wire name; its default replaces an argument left
-    out or null. Raises TOOL_INVALID_ARGUMENT.
+    ``limited`` is keyed by wire name (or made from the arguments, when a range
+    depends on another argument: Bash's timeout with ``background``); its
+    default, unless None, replaces an argument left out or null. Raises
+    TOOL_INVALID_ARGUMENT.
     """
     if not isinstance(raw, dict):
         raise _invalid(tool, "arguments must be a JSON object")
@@ -228,10 +282,13 @@ def parse_args(
         raise _invalid(tool, problem)
     names = field_names(model)
     unset: dict[str, float] = {}
+    if callable(limited):
+        limited = limited(args)
     for alias, arg in limited.items():
         value = getattr(args, names[alias])
         if value is None:
-            unset[names[alias]] = arg.default
+            if arg.default is not None:
+                unset[names[alias]] = arg.default
             continue
         refusal = arg.refusal(alias, value)
         if refusal is not None:

@@ -88,6 +88,24 @@ def _add_profile(p: argparse.ArgumentParser) -> None:
         help="the result profile: exact (the seed's budgets, default) or economy "
         "(the same facts in less of the context)",
     )
+    p.add_argument(
+        "--context-window",
+        type=_tokens,
+        default=None,
+        metavar="TOKENS",
+        help="the model's context window: economy budgets shrink as the session's "
+        "recorded context fills it",
+    )
+
+
+def _tokens(text: str) -> int:
+    try:
+        tokens = int(text)
+    except ValueError:
+        tokens = 0
+    if tokens < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of tokens")
+    return tokens
 
 
 def _add_store(p: argparse.ArgumentParser) -> None:
@@ -238,7 +256,9 @@ async def _call(ns: argparse.Namespace, args: Any) -> int:
         network=ns.network,
         store=ns.store,
         profile=ns.profile,
+        context_window=ns.context_window,
     ) as host:
+        host.jobs.ends_with_call = True  # a job started here ends as this process does
         last: dict[str, Any] = {}
         async for event in host.stream(ns.tool, args):
             if ns.events:
@@ -358,6 +378,7 @@ def _serve(ns: argparse.Namespace, *, web_only: bool = False) -> int:
         sandbox=getattr(ns, "sandbox", "off"),
         network=getattr(ns, "network", True),
         profile=getattr(ns, "profile", "exact"),
+        context_window=getattr(ns, "context_window", None),
     )
     try:
         if web_only and http is not None:

@@ -5,7 +5,7 @@ It sits below the tools and the search machinery, so a helper such as
 
 Pieces:
     ToolContext  limits, roots, scratch, the call's id, emit, abort, sandbox, read record,
-                 profile, context gauge
+                 profile, context gauge, jobs
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from toolbound.edit.record import ReadRecord
 from toolbound.exec.sandbox import UNCONFINED, SandboxPolicy
@@ -22,6 +23,9 @@ from toolbound.model_text import Profile
 from toolbound.paths import Roots
 from toolbound.results import Stream
 from toolbound.scratch import Scratch
+
+if TYPE_CHECKING:
+    from toolbound.jobs.table import JobTable
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +40,7 @@ class ToolContext:
     host): Read adds its windows, Edit and Write check and update it.
     ``profile`` is the result profile in force (CONTRACT section 8) and
     ``gauge`` how full the model's context is (one per host).
+    ``jobs`` is the host's background jobs (None outside a host).
     """
 
     limits: Limits
@@ -48,3 +53,4 @@ class ToolContext:
     record: ReadRecord = field(default_factory=ReadRecord)
     profile: Profile = "exact"
     gauge: ContextGauge = field(default_factory=ContextGauge)
+    jobs: JobTable | None = None

@@ -14,7 +14,7 @@ path for every tool), and a store that cannot be opened or written costs the
 recording only.
 
 Pieces:
-    ToolHost      the async host: call(), stream(), abort(), end(), listeners
+    ToolHost      the async host: call(), stream(), abort(), end(), listeners, jobs
     run_tool      one tool call's arguments parsed and its runner run -> result
     _EventSink    thread-safe, seq-numbering queue of one call's events
 """
@@ -37,8 +37,9 @@ from toolbound.edit import ReadRecord
 from toolbound.exec.sandbox import SandboxPolicy
 from toolbound.exec.shield import wait_stopped
 from toolbound.gauge import ContextGauge
+from toolbound.jobs.table import JobTable
 from toolbound.limits import DEFAULT_LIMITS, Limits
-from toolbound.listeners import CallListener, CallStart
+from toolbound.listeners import CallListener, CallStart, settled, tell
 from toolbound.model_text import PROFILES, Profile
 from toolbound.paths import Roots, default_data_dir, path_error
 from toolbound.results import ChunkEvent, ResultEvent, Stream, ToolError, WireModel
@@ -95,7 +96,7 @@ class _EventSink:
             self._seq += 1
             self._closed = last
             for listener in self._listeners:
-                _tell(listener, "call_event", self._call, item)
+                tell(listener, "call_event", self._call, item)
             if queue:
                 self._items.append(item)
         if queue:
@@ -225,6 +226,16 @@ class ToolHost:
         self._store: SessionStore | None = None
         self._recorder: CallRecorder | None = None
         self.listeners: list[CallListener] = list(listeners)
+        # Background jobs (CONTRACT section 9): they see the listeners of the moment they start.
+        self.jobs = JobTable(
+            session_id=self.session_id,
+            limits=self.limits,
+            scratch=self.scratch,
+            workspace=self.workspace,
+            sandbox=self.sandbox,
+            listeners=self._call_listeners,
+            profile=self.profile,
+        )
 
     async def __aenter__(self) -> ToolHost:
         newlines.preload()  # numpy's import, off every call's path
@@ -292,11 +303,12 @@ class ToolHost:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Abort running calls, wait for them to stop, release the session."""
+        """Abort running calls, stop the background jobs, wait for both, release the session."""
         await self._close(end=False)
 
     async def end(self) -> None:
-        """Close, and end the session: marked ended in this host's store, scratch dir removed.
+        """Close (its jobs stopped), and end the session: marked ended in this host's
+        store, scratch dir (the jobs' logs with it) removed.
 
         A store that cannot be written costs the record only (as for the
         recording), never the removal.
@@ -308,6 +320,8 @@ class ToolHost:
             ctx.abort.set()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        # Before the recorder closes, so each job's end is recorded.
+        await self.jobs.aclose()
         recorder, store = self._recorder, self._store
         self._recorder = self._store = None
         if recorder is not None:
@@ -332,6 +346,12 @@ class ToolHost:
     def context_used(self, tokens: int) -> None:
         """The model's context holds ``tokens`` tokens now (see ``context_window``)."""
         self.gauge.report(tokens)
+
+    def _call_listeners(self) -> tuple[CallListener, ...]:
+        """The listeners of a call (or job) starting now."""
+        # The recorder first: a listener that reads the store sees what is stored.
+        recorder = (self._recorder,) if self._recorder is not None else ()
+        return (*recorder, *self.listeners)
 
     def abort(self, tool_call_id: str) -> bool:
         """Abort a running call; False if no such call is running."""
@@ -368,9 +388,7 @@ class ToolHost:
             self.gauge.estimated = await asyncio.to_thread(
                 session_context_tokens, store, self.session_id
             )
-        # The recorder first: a listener that reads the store sees what is stored.
-        recorder = (self._recorder,) if self._recorder is not None else ()
-        listeners = (*recorder, *self.listeners)
+        listeners = self._call_listeners()
         sink = _EventSink(asyncio.get_running_loop(), call, listeners)
         ctx = ToolContext(
             limits=self.limits,
@@ -383,9 +401,10 @@ class ToolHost:
             record=self.read_record,
             profile=self.profile,
             gauge=self.gauge,
+            jobs=self.jobs,
         )
         for listener in listeners:
-            _tell(listener, "call_started", call)
+            tell(listener, "call_started", call)
         task = asyncio.create_task(self._run(call, ctx, sink, listeners))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -416,19 +435,19 @@ class ToolHost:
             # A bug, not a tool error: the consumer of the events gets the exception.
             sink.fail(exc)
             for listener in listeners:
-                _tell(listener, "call_ended", call, exc)
+                tell(listener, "call_ended", call, exc)
             if not isinstance(exc, Exception):
                 raise
             return
         finally:
             self._calls.pop(ctx.tool_call_id, None)
         try:
-            await asyncio.gather(*(_settled(listener, call) for listener in listeners))
+            await asyncio.gather(*(settled(listener, call) for listener in listeners))
         finally:
             if event is not None:
                 sink.hand_out(event)
             for listener in listeners:
-                _tell(listener, "call_ended", call, None)
+                tell(listener, "call_ended", call, None)
 
     async def _dispatch(self, name: str, raw: object, ctx: ToolContext) -> WireModel:
         return await run_tool(name, raw, ctx)
@@ -452,18 +471,3 @@ def _profile(name: str) -> Profile:
         if name == profile:
             return profile
     raise ValueError(f"unknown profile {name!r}; the profiles are {', '.join(PROFILES)}")
-
-
-def _tell(listener: CallListener, method: str, *args: Any) -> None:
-    """One listener call; a listener's bug is logged and never breaks the call."""
-    try:
-        getattr(listener, method)(*args)
-    except Exception:
-        log.exception("listener %r failed in %s", listener, method)
-
-
-async def _settled(listener: CallListener, call: CallStart) -> None:
-    try:
-        await listener.settle(call)
-    except Exception:
-        log.exception("listener %r failed to settle", listener)

@@ -121,6 +121,19 @@ class Limits:
     kill_grace_s: float = 2.0
     # How long the pipes are drained after the shell exited while descendants linger.
     linger_drain_s: float = 0.25
+    # Background jobs (CONTRACT section 9): how many run at once in a session, and
+    # how many a session remembers (the oldest ended one's log goes first).
+    job_max_running: int = 8
+    job_max_kept: int = 32
+    # A job's timeout: none by default, at most a day.
+    job_timeout_max_s: float = 86400.0
+    # How long one JobOutput call may wait for output, the end, or an `until` line.
+    job_wait_max_s: float = 300.0
+    # Each stream's log on disk: its first part, then a rolling last part of at
+    # least job_log_tail_bytes and at most twice that (the middle is dropped and
+    # counted), so a log never exceeds head + 2 * tail (+ one read) bytes.
+    job_log_head_bytes: int = 1024 * KB
+    job_log_tail_bytes: int = 4096 * KB
     # Live chunk coalescing.
     chunk_interval_s: float = 0.05
     chunk_max_bytes: int = 64 * KB
@@ -163,6 +176,10 @@ class Limits:
             raise ValueError("checkpoint_head_share must be between 0 and 1")
         if self.max_line_chars < 1 or self.read_window_lines < 1 or self.grep_head_limit < 1:
             raise ValueError("line, window and head limits must be positive")
+        if self.job_max_running < 1 or self.job_max_kept < self.job_max_running:
+            raise ValueError("need 1 <= job_max_running <= job_max_kept")
+        if self.job_log_head_bytes < 1 or self.job_log_tail_bytes < 1:
+            raise ValueError("a job log keeps at least one byte of each part")
 
     def replace(self, **changes: Any) -> Limits:
         """A copy with some limits changed (validated again)."""

@@ -14,22 +14,51 @@ in this order:
 4. ``call_ended(call, failure)`` when the call ended: ``failure`` is the
    exception of a tool that crashed (no result event came), else None.
 
-Events of a call may follow its result (a background job keeps streaming
-after its starting call returned) until ``call_ended``. Every method but
-``settle`` must return at once (queue the work, never wait); an exception in
-a listener is logged and costs that listener only, never the call.
+No event follows a call's result. Every method but ``settle`` must return at
+once (queue the work, never wait); an exception in a listener is logged and
+costs that listener only, never the call.
+
+A background job (CONTRACT section 9) is a call of its own that outlives the
+Bash call that started it. Its listeners (the host's, when it started) are told:
+
+1. ``call_started`` with a ``CallStart`` whose ``tool_call_id`` is the job's
+   ``jobId`` (``is_job_call`` tells it from a tool call's id), ``tool`` is
+   ``"Bash"`` and ``args`` the starting call's arguments (``background: true``
+   among them), when the job starts;
+2. ``call_event`` for each chunk of its output, ``seq`` from 0 and rising by
+   one across both streams (its own numbering, not the starting call's), live
+   as the job prints, each stream's chunks up to the capture ceiling (the log
+   keeps the rest);
+3. ``call_event`` with one result event when the job ended: its ``result`` is
+   the job's final output from the start (``JobOutput`` with ``since`` 0, 0:
+   state, exit code, the head of stdout and the tail of stderr), then
+   ``settle`` and ``call_ended`` as for any call.
 
 Pieces:
     CallStart     who a call is: session, call id, tool, arguments, profile
     CallListener  the listener protocol, every method a no-op by default
+    is_job_call   whether a call id is a background job's (JOB_ID_PREFIX)
+    tell          one listener call, its failure logged, never raised
+    settled       await a listener's settle, its failure logged, never raised
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
 from toolbound.model_text import Profile
+
+log = logging.getLogger(__name__)
+
+# Every background job's id, and so the tool_call_id of its own call, starts so.
+JOB_ID_PREFIX = "job_"
+
+
+def is_job_call(tool_call_id: str) -> bool:
+    """A background job's own call: its output, which the model reads only through JobOutput."""
+    return tool_call_id.startswith(JOB_ID_PREFIX)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,3 +87,19 @@ class CallListener:
 
     def call_ended(self, call: CallStart, failure: BaseException | None) -> None:
         """The call ended; ``failure`` is a crashed tool's exception, else None."""
+
+
+def tell(listener: CallListener, method: str, *args: Any) -> None:
+    """One listener call; a listener's bug is logged and never breaks the call."""
+    try:
+        getattr(listener, method)(*args)
+    except Exception:
+        log.exception("listener %r failed in %s", listener, method)
+
+
+async def settled(listener: CallListener, call: CallStart) -> None:
+    """Await ``listener.settle(call)``; a failure is logged, never raised."""
+    try:
+        await listener.settle(call)
+    except Exception:
+        log.exception("listener %r failed to settle", listener)

@@ -20,6 +20,7 @@ The shapes:
   a stream without a final newline stays without one and the model can tell
   which stream every line came from. The seed's markers stand in the stream
   text verbatim.
+- JobOutput, JobStop and a Bash job's start: ``toolbound.jobs.text``.
 - Edit and Write: one summary line (``Edited src/a.py: 1 replacement.``,
   ``Created src/a.py (123 bytes).`` or ``Wrote …``), then the unified diff
   as it is, then the notice in brackets.
@@ -34,6 +35,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from typing import Any, Literal
+
+from toolbound.jobs.text import JOB_TOOLS, job_text
 
 # ``exact`` is the seed's table; ``economy`` (opt-in) spends less of the
 # context for the same facts (CONTRACT section 8).
@@ -62,6 +65,8 @@ def model_text(tool: str, result: dict[str, Any], *, profile: Profile = "exact")
 def _render(tool: str, result: dict[str, Any]) -> str:
     if "error" in result:
         return f"{result['error']['code']}: {result['error']['message']}"
+    if tool in JOB_TOOLS or "jobId" in result:
+        return job_text(result)
     notice = result.get("notice")
     if tool == "Read":
         # The content stays byte-faithful; the notice (next offset) follows it.

@@ -21,6 +21,8 @@ Pieces:
     bash_run        Bash: timeout, abort, lingering processes, invalid UTF-8
     budget_shrunk   economy: a budget shrunk because the context is filling up
     collapsed       economy: a stream's terminal rewrites and styling left out
+    job_output      JobOutput: how to go on, what a log dropped, lingering processes
+    job_until_unmatched, job_one_call, jobs_full   the other job sentences
     join            sentences -> one notice, or None
 """
 
@@ -180,7 +182,8 @@ def bash_run(
         noun = "process" if lingering == 1 else "processes"
         parts.append(
             f"The shell exited but {lingering} {noun} it started kept running; "
-            f"stopped {lingering} lingering {noun}."
+            f"stopped {lingering} lingering {noun}. To keep a server or watcher running "
+            "after the call, start it with `background: true` (then JobOutput, JobStop)."
         )
     for stream, count in invalid:
         if count:
@@ -201,6 +204,76 @@ def collapsed(stream: str, n_bytes: int) -> str:
     return (
         f"{stream} is shown as a terminal shows it: {_plural(n_bytes, 'byte')} of "
         "overwritten progress, erased lines and styling left out."
+    )
+
+
+def job_output(
+    *,
+    state: str,
+    more_stdout: bool,
+    dropped: Iterable[tuple[str, int, int]],
+    head_bytes: int,
+    tail_bytes: int,
+    lingering: int,
+    log_errors: Iterable[tuple[str, str]],
+    extra: Iterable[str] = (),
+) -> str | None:
+    """JobOutput's notice: how to go on, what the logs dropped, what was stopped.
+
+    ``dropped`` pairs each stream with the bytes and lines its log dropped from
+    the middle; ``lingering`` counts processes the shell left running (stopped
+    when it exited); ``extra`` are sentences the caller adds (an `until` that
+    did not match).
+    """
+    parts = list(extra)
+    if more_stdout:
+        parts.append(
+            "stdout goes on: call JobOutput again (it continues from `next`), or Read or "
+            "Grep the log the marker names."
+        )
+    for stream, n_bytes, n_lines in dropped:
+        if n_bytes:
+            parts.append(
+                f"The {stream} log keeps the first {format_size(head_bytes)} and the last "
+                f"{format_size(tail_bytes)} or more of the stream; {_plural(n_bytes, 'byte')} "
+                f"({_plural(n_lines, 'line')}) in between were dropped."
+            )
+    if lingering:
+        noun = "process" if lingering == 1 else "processes"
+        parts.append(
+            f"The job's shell exited but {lingering} {noun} it started kept running; "
+            f"stopped {lingering} lingering {noun}."
+        )
+    for stream, error in log_errors:
+        parts.append(f"The {stream} log could not be written ({error}); later output is lost.")
+    if state == "running":
+        parts.append("The job is still running: JobStop stops it.")
+    return join(parts)
+
+
+def job_until_unmatched(*, wait_s: float, ended: bool) -> str:
+    """JobOutput's sentence for an `until` that matched no line."""
+    if ended:
+        return "No line matched `until` before the job ended."
+    return f"No line matched `until` within {wait_s:g} s."
+
+
+def job_one_call() -> str:
+    """Bash's notice for a job started by a one-call host (`toolbound call`)."""
+    return (
+        "This host serves one call (`toolbound call`), so the job stops when the call's "
+        "process exits, which is now. Start jobs through the MCP server (`toolbound serve`) "
+        "or a library ToolHost to keep them running across calls."
+    )
+
+
+def jobs_full(running: Iterable[tuple[str, str]], *, max_running: int) -> str:
+    """The refusal of a job past the most a session runs at once."""
+    listed = "; ".join(f"{job_id}: {command[:80]}" for job_id, command in running)
+    return (
+        f"{max_running} background jobs are running in this session already ({listed}). "
+        "Stop one with JobStop, or wait for one to end (JobOutput with `waitS`), then start "
+        "this one again."
     )
 
 

@@ -42,6 +42,7 @@ class ErrorCode(StrEnum):
     AMBIGUOUS_MATCH = "TOOL_AMBIGUOUS_MATCH"
     NOT_READ = "TOOL_NOT_READ"
     FILE_CHANGED = "TOOL_FILE_CHANGED"
+    JOB_NOT_FOUND = "TOOL_JOB_NOT_FOUND"
 
 
 class ToolError(Exception):

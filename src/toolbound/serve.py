@@ -65,6 +65,7 @@ class ServeOptions:
     sandbox: str = "off"
     network: bool = True
     profile: str = "exact"
+    context_window: int | None = None
 
 
 def _pool(
@@ -80,6 +81,7 @@ def _pool(
             sandbox=options.sandbox,
             network=options.network,
             profile=options.profile,
+            context_window=options.context_window,
         )
 
     return HostPool(

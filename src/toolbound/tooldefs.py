@@ -34,7 +34,17 @@ JSON = dict[str, Any]
 
 # What a property of an input schema says, in this order: validation details
 # beyond these (a string's minimum length) stay the model's to report.
-_PROPERTY_KEYS = ("type", "enum", "minimum", "maximum", "default", "description")
+_PROPERTY_KEYS = (
+    "type",
+    "enum",
+    "minimum",
+    "maximum",
+    "default",
+    "description",
+    "properties",
+    "required",
+    "additionalProperties",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,11 +87,21 @@ class ToolDef:
         }
 
 
-def _property(derived: JSON, limited: Limited | None) -> JSON:
+def _property(derived: JSON, limited: Limited | None, defs: JSON) -> JSON:
     """One argument's schema: the model's, an optional field's non-null branch, the limits'
-    default and range, ``{range}`` in the description filled."""
+    default and range, ``{range}`` in the description filled; a nested object's (JobOutput's
+    ``since``) inlined from ``defs``, its own properties shaped the same way."""
     branches = [b for b in derived.get("anyOf", [derived]) if b.get("type") != "null"]
     merged = {**derived, **branches[0]} if len(branches) == 1 else dict(derived)
+    ref = merged.pop("$ref", None)
+    if isinstance(ref, str):
+        nested = defs[ref.rsplit("/", 1)[-1]]
+        merged = {**merged, "type": "object"}
+        merged["properties"] = {
+            name: _property(schema, None, defs) for name, schema in nested["properties"].items()
+        }
+        merged["required"] = list(nested.get("required", []))
+        merged["additionalProperties"] = False
     if limited is not None:
         merged["default"] = limited.default
         if limited.span is not None:
@@ -97,7 +117,8 @@ def input_schema(spec: ToolSpec, limits: Limits = DEFAULT_LIMITS) -> JSON:
     derived = _model_schema(spec)
     limited = spec.limited(limits)
     properties = {
-        name: _property(schema, limited.get(name)) for name, schema in derived["properties"].items()
+        name: _property(schema, limited.get(name), derived.get("$defs", {}))
+        for name, schema in derived["properties"].items()
     }
     return {
         "type": "object",

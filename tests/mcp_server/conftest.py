@@ -20,8 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import queue
-import re
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -34,7 +32,7 @@ import pytest
 import pytest_asyncio
 from mcp import Client, StdioServerParameters
 
-from mcp_client import bearer, bearer_transport, serve_process
+from mcp_client import bearer, bearer_transport, read_announcement, serve_process
 
 # Every wait on the server is bounded by this.
 WAIT_S = 30.0
@@ -69,16 +67,6 @@ class HttpServer:
     @property
     def headers(self) -> dict[str, str]:
         return bearer(self.token)
-
-
-def read_announcement(lines: queue.Queue[str]) -> tuple[str, str]:
-    """The /mcp URL and the bearer token from ``toolbound serve --http``'s first lines."""
-    announced = "".join(lines.get(timeout=WAIT_S) for _ in range(3))
-    url = re.search(r"MCP server on (http://127\.0\.0\.1:\d+/mcp) ", announced)
-    token = re.search(r"'Authorization: Bearer ([^']+)'", announced)
-    assert url, announced
-    assert token, announced
-    return url.group(1), token.group(1)
 
 
 @pytest.fixture(scope="module")

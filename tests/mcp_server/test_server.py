@@ -41,7 +41,7 @@ def alive(pid: int) -> bool:
     return True
 
 
-async def test_tools_list_serves_the_six_definitions_with_output_schemas(connect: Connect) -> None:
+async def test_tools_list_serves_the_definitions_with_output_schemas(connect: Connect) -> None:
     async with connect() as conn:
         listed = await conn.client.list_tools()
         got = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools]
@@ -54,6 +54,8 @@ async def test_tools_list_serves_the_six_definitions_with_output_schemas(connect
             ("Bash", False),
             ("Edit", False),
             ("Write", False),
+            ("JobOutput", True),
+            ("JobStop", False),
         ]
         schemas = {t.name: t.output_schema or {} for t in listed.tools}
         for name, counted in (("Edit", "replacements"), ("Write", "bytes")):
@@ -109,7 +111,8 @@ async def test_an_unknown_tool_is_a_tool_unknown_result(connect: Connect) -> Non
     async with connect() as conn:
         result = await conn.client.call_tool("Patch", {"path": "a.txt"})
         message = (
-            "There is no tool named 'Patch'; the tools are Read, Glob, Grep, Bash, Edit, Write."
+            "There is no tool named 'Patch'; the tools are Read, Glob, Grep, Bash, Edit, Write, "
+            "JobOutput, JobStop."
         )
         assert result.is_error
         assert result.structured_content == {"error": {"code": "TOOL_UNKNOWN", "message": message}}

@@ -80,7 +80,16 @@ def error_code(outcome: dict[str, Any]) -> tuple[bool, str]:
 
 
 def assert_report(report: dict[str, Any], rel: str) -> None:
-    assert report["tools"] == ["Read", "Glob", "Grep", "Bash", "Edit", "Write"]
+    assert report["tools"] == [
+        "Read",
+        "Glob",
+        "Grep",
+        "Bash",
+        "Edit",
+        "Write",
+        "JobOutput",
+        "JobStop",
+    ]
     calls = report["calls"]
     successes = {name: calls[name]["success"] for name in calls}
     assert all(not s.get("thrown") and not s["isError"] for s in successes.values()), successes
@@ -97,7 +106,16 @@ def assert_report(report: dict[str, Any], rel: str) -> None:
         "Bash": (True, "TOOL_INVALID_ARGUMENT"),
         "Edit": (True, "TOOL_NO_MATCH"),
         "Write": (True, "TOOL_PATH_NOT_ALLOWED"),
+        "JobOutput": (True, "TOOL_JOB_NOT_FOUND"),
     }
+    assert successes["JobOutput"]["structuredContent"] == {"jobs": []}
+    job = report["job"]
+    for step in ("started", "output", "stopped", "missing"):
+        assert "thrown" not in job[step], job[step]
+    assert job["started"]["structuredContent"]["state"] == "running"
+    assert job["output"]["structuredContent"]["matched"] == "up"
+    assert job["stopped"]["structuredContent"]["state"] == "killed"
+    assert error_code(job["missing"]) == (True, "TOOL_JOB_NOT_FOUND")
     timeout = report["timeout"]
     assert "thrown" not in timeout, timeout["thrown"]
     assert (timeout["isError"], timeout["structuredContent"]["timedOut"]) == (True, True)

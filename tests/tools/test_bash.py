@@ -474,7 +474,8 @@ async def test_lingering_descendants_are_stopped_promptly_after_the_shell_exits(
     assert clean(result) == plain(
         f"{pid}\nhi\n",
         notice="The shell exited but 1 process it started kept running; "
-        "stopped 1 lingering process.",
+        "stopped 1 lingering process. To keep a server or watcher running "
+        "after the call, start it with `background: true` (then JobOutput, JobStop).",
     )
     assert elapsed < LIMITS.linger_drain_s + LIMITS.kill_grace_s + 1
 
@@ -488,7 +489,9 @@ async def test_an_escapee_with_a_cleared_environment_is_found_by_the_pipe_it_hol
     [pid] = pids_in(result["stdout"], "escapee")
     assert is_gone(host, pid)
     assert result["notice"] == (
-        "The shell exited but 1 process it started kept running; stopped 1 lingering process."
+        "The shell exited but 1 process it started kept running; stopped 1 lingering process. "
+        "To keep a server or watcher running after the call, start it with `background: true` "
+        "(then JobOutput, JobStop)."
     )
 
 
@@ -501,7 +504,9 @@ async def test_a_call_stops_only_its_own_tree_not_a_concurrent_one(host: ToolHos
     # This call leaves a daemon behind, which the host then stops: only that one.
     result = await call(host, {"command": "(setsid sleep 600 &); echo mine"})
     assert result["notice"] == (
-        "The shell exited but 1 process it started kept running; stopped 1 lingering process."
+        "The shell exited but 1 process it started kept running; stopped 1 lingering process. "
+        "To keep a server or watcher running after the call, start it with `background: true` "
+        "(then JobOutput, JobStop)."
     )
     assert not is_gone(host, other_pid)
     host.abort("o")
@@ -662,7 +667,8 @@ async def test_concurrent_calls_each_stop_exactly_their_own_lingering_processes(
         assert (is_gone(host, int(first)), is_gone(host, int(second))) == (True, True)
         assert result["notice"] == (
             "The shell exited but 2 processes it started kept running; "
-            "stopped 2 lingering processes."
+            "stopped 2 lingering processes. To keep a server or watcher running "
+            "after the call, start it with `background: true` (then JobOutput, JobStop)."
         )
 
 

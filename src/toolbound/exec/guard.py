@@ -8,7 +8,8 @@
   which its descendants inherit: ``<host>`` names this host process, ``<n>``
   the call.
 
-If the host dies, the trees die with it: a small guard process, started once
+If the host dies, the trees die with it (a background job's too: it is a
+tree started the same way, so it carries the host's marker): a small guard process, started once
 per host process, holds the read end of a pipe whose write end only the host
 holds; at EOF it SIGKILLs every process carrying this host's marker. That
 covers the whole tree (not only the shell, which is all ``PR_SET_PDEATHSIG``

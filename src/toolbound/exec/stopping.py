@@ -8,6 +8,7 @@ members are reparented to the host as their parents die and reaped then.
 
 Pieces:
     send            a signal to a PID that may be gone already
+    signal_name     the signal that ended a process, from its Popen returncode
     reap_lingering  reap members that already exited (no signal); the rest still run
     stop_tree       SIGTERM, grace, SIGKILL, reap; returns the PIDs signalled
 """
@@ -54,6 +55,17 @@ def reap_lingering(shell: Shell) -> set[int]:
 def send(pid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.kill(pid, sig)
+
+
+def signal_name(returncode: int | None) -> str | None:
+    """``SIGTERM`` for a returncode of -15 (``Popen``: killed by that signal); None
+    for an exit or a process still running."""
+    if returncode is None or returncode >= 0:
+        return None
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"SIG{-returncode}"
 
 
 def stop_tree(shell: Shell, *, grace_s: float, poll_s: float) -> set[int]:

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
+from toolbound.listeners import is_job_call
 from toolbound.model_text import Profile, model_text
 from toolbound.store.backend import Conn
 from toolbound.store.tokens import estimate_tokens
@@ -164,6 +165,8 @@ def read_ledger(conn: Conn, session_id: str) -> dict[str, Any]:
     tools: dict[str, dict[str, int]] = {}
     total = _zero()
     for call_id, tool, started_at, profile, tokens, size, elided, spilled, reread, result in rows:
+        if is_job_call(call_id):
+            continue  # a job's own output: the model reads it through JobOutput calls
         if tokens is not None:
             figures = Measure(tokens, size, elided, spilled, bool(reread))
         elif result is not None:

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolbound.limits import DEFAULT_LIMITS, Limits
-from toolbound.listeners import CallListener, CallStart
+from toolbound.listeners import CallListener, CallStart, is_job_call
 from toolbound.model_text import Profile, model_text
 from toolbound.store.backend import Backend, Conn
 from toolbound.store.ledger import measure
@@ -281,7 +281,9 @@ class CallRecorder(CallListener):
         )
         touched[handle.tool_call_id] = event["seq"]
         if not is_chunk:
-            self._write_ledger(conn, handle, event)
+            if not is_job_call(handle.tool_call_id):
+                # A job's own output reaches the model only through JobOutput calls.
+                self._write_ledger(conn, handle, event)
             drops = [(s, b) for s, b in sorted(handle.budgets.items()) if b.dropped_chunks]
             if drops:
                 conn.executemany(

@@ -45,7 +45,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal as signals
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -68,7 +67,10 @@ from toolbound.exec.capture import (
 )
 from toolbound.exec.reader import StopSignal, StreamReader
 from toolbound.exec.shield import run_unstoppable
+from toolbound.exec.stopping import signal_name
 from toolbound.exec.tree import Tree
+from toolbound.jobs.models import JobStartResult
+from toolbound.jobs.table import require
 from toolbound.limits import Budget, Keep, Limits
 from toolbound.results import (
     BashResult,
@@ -135,8 +137,13 @@ class _Readers:
         return self.done.is_set()
 
 
-async def run(args: BashArgs, ctx: ToolContext) -> BashResult:
-    """Run ``args.command`` and return its bounded result (CONTRACT section 4)."""
+async def run(args: BashArgs, ctx: ToolContext) -> BashResult | JobStartResult:
+    """Run ``args.command`` and return its bounded result (CONTRACT section 4); with
+    ``background``, start it as a job and return at once (``toolbound.jobs``)."""
+    if args.background:
+        return await require(ctx.jobs).start(
+            args, args.model_dump(by_alias=True, exclude_none=True)
+        )
     limits = ctx.limits
     timeout_s = args.timeout if args.timeout is not None else limits.bash_timeout_default_s
     started = time.monotonic()
@@ -444,15 +451,6 @@ async def _invalid_bytes(stdout: Captured, stderr: Captured) -> dict[Stream, int
     )
 
 
-def _signal_name(returncode: int | None) -> str | None:
-    if returncode is None or returncode >= 0:
-        return None
-    try:
-        return signals.Signals(-returncode).name
-    except ValueError:
-        return f"SIG{-returncode}"
-
-
 @dataclass(frozen=True, slots=True)
 class Shaped:
     """One stream as the result reports it: the model's text, whether it was cut
@@ -492,7 +490,7 @@ def _result(
         stdout=out.payload,
         stderr=err.payload,
         exit_code=exit_code,
-        signal=_signal_name(returncode),
+        signal=signal_name(returncode),
         timed_out=ending is Ending.TIMED_OUT,
         aborted=ending is Ending.ABORTED,
         truncated=out.truncated or err.truncated,

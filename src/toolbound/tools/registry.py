@@ -33,12 +33,15 @@ from toolbound.arguments import (
     EditArgs,
     GlobArgs,
     GrepArgs,
+    JobOutputArgs,
+    JobStopArgs,
     Limited,
     ReadArgs,
     WriteArgs,
     parse_args,
 )
 from toolbound.context import ToolContext
+from toolbound.jobs.models import JobListResult, JobOutputResult, JobStartResult
 from toolbound.limits import Limits, format_size
 from toolbound.results import (
     BashResult,
@@ -74,10 +77,16 @@ class ToolSpec:
     describe: Callable[[Limits], str]
     read_only: bool
     limited: Callable[[Limits], Mapping[str, Limited]] = field(default=_no_arguments)
+    # When a range depends on another argument (Bash's timeout with `background`):
+    # the arguments' own limits; ``limited`` then only shapes the input schema.
+    limited_for: Callable[[Args, Limits], Mapping[str, Limited]] | None = None
 
     def parse(self, raw: object, limits: Limits) -> Args:
         """``raw`` checked against the limits, host defaults filled; TOOL_INVALID_ARGUMENT."""
-        return parse_args(self.name, self.args, raw, limited=self.limited(limits))
+        limited_for = self.limited_for
+        if limited_for is None:
+            return parse_args(self.name, self.args, raw, limited=self.limited(limits))
+        return parse_args(self.name, self.args, raw, limited=lambda args: limited_for(args, limits))
 
     def runner(self) -> Runner:
         """The tool's ``run``, its module imported on first use."""
@@ -144,7 +153,67 @@ def _describe_bash(limits: Limits) -> str:
         f"/ {out.max_lines} lines and stderr its last {format_size(err.max_bytes)} / "
         f"{err.max_lines} lines; a cut stream carries a [truncated: …] marker naming a spill "
         f"file with up to {format_size(limits.spill_max_bytes)} of it, to Grep or Read with "
-        "offset/limit. Prefer Read, Grep and Glob for files: they page and bound their results."
+        "offset/limit. Prefer Read, Grep and Glob for files: they page and bound their results. "
+        "`background: true` starts the command as a job and returns its `jobId` at once "
+        f"(a dev server, a watcher, a build past {hi:g} s): its `timeout` is then "
+        f"{lo:g}-{limits.job_timeout_max_s:g} s with no default, it runs until it ends, "
+        f"JobStop, or the session ends; at most {limits.job_max_running} run at once. Read "
+        "its output with JobOutput."
+    )
+
+
+def _log_bound(limits: Limits) -> str:
+    return (
+        f"its first {format_size(limits.job_log_head_bytes)} and its last "
+        f"{format_size(limits.job_log_tail_bytes)} or more (at most "
+        f"{format_size(limits.job_log_head_bytes + 2 * limits.job_log_tail_bytes)})"
+    )
+
+
+def _describe_job_output(limits: Limits) -> str:
+    out, err = limits.shell_stdout, limits.shell_stderr
+    return (
+        "Read a background job's output (started by Bash with `background: true`), or list "
+        "this session's jobs when `jobId` is left out. Each stream is paged by byte "
+        "position: `since` ({stdout, stderr}, a `next` an earlier result returned; default: "
+        "where the previous JobOutput of the job stopped; {stdout: 0, stderr: 0} from the "
+        "start); the same `since` gives the same bytes while the log holds them. stdout "
+        f"shows its first {format_size(out.max_bytes)} / {out.max_lines} lines from `since` "
+        f"(call again to go on) and stderr its last {format_size(err.max_bytes)} / "
+        f"{err.max_lines} lines; a cut stream carries a [truncated: …] marker naming the "
+        "job's log file, to Read or Grep. `waitS` (0-"
+        f"{limits.job_wait_max_s:g}, default 0) waits for new output, the job's end, or, "
+        "with `until` (a Python `re` regex, `^`/`$` at each line), for a line that matches "
+        'it (returned in `matched`): e.g. `until: "listening on"` to wait for a server. '
+        "Returns `state` (running, exited, killed, timedOut), `exitCode`, `signal`, `next`, "
+        f"`totals` and `omitted`. Each log keeps {_log_bound(limits)} of its stream and "
+        "counts the bytes and lines it drops between. An invalid regex is "
+        "TOOL_INVALID_PATTERN, an unknown job TOOL_JOB_NOT_FOUND."
+    )
+
+
+def _describe_job_stop(limits: Limits) -> str:
+    return (
+        "Stop a background job and its whole process tree (SIGTERM, "
+        f"{limits.kill_grace_s:g} s grace, SIGKILL; children that called setsid or "
+        "double-forked included) and return its final output as JobOutput does, from where "
+        "the previous JobOutput stopped. A job that already ended just returns its output. "
+        "An unknown job is TOOL_JOB_NOT_FOUND."
+    )
+
+
+def _bash_timeout(limits: Limits, *, background: bool = False) -> Limited:
+    """Bash's timeout: 1-300 s, default 60; a background job's 1-86400 s, no default."""
+    if background:
+        return Limited(
+            None, limits.bash_timeout_min_s, limits.job_timeout_max_s, unit=" seconds for a job"
+        )
+    return Limited(
+        limits.bash_timeout_default_s,
+        limits.bash_timeout_min_s,
+        limits.bash_timeout_max_s,
+        unit=" seconds",
+        name_default=True,
     )
 
 
@@ -220,17 +289,14 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="Bash",
         args=BashArgs,
-        results=(BashResult,),
+        results=(BashResult, JobStartResult),
         module="toolbound.tools.bash",
         describe=_describe_bash,
         read_only=False,
-        limited=lambda limits: {
-            "timeout": Limited(
-                limits.bash_timeout_default_s,
-                limits.bash_timeout_min_s,
-                limits.bash_timeout_max_s,
-                unit=" seconds",
-                name_default=True,
+        limited=lambda limits: {"timeout": _bash_timeout(limits)},
+        limited_for=lambda args, limits: {
+            "timeout": _bash_timeout(
+                limits, background=isinstance(args, BashArgs) and args.background
             )
         },
     ),
@@ -248,6 +314,23 @@ SPECS: tuple[ToolSpec, ...] = (
         results=(WriteResult,),
         module="toolbound.tools.write",
         describe=_describe_write,
+        read_only=False,
+    ),
+    ToolSpec(
+        name="JobOutput",
+        args=JobOutputArgs,
+        results=(JobOutputResult, JobListResult),
+        module="toolbound.tools.job_output",
+        describe=_describe_job_output,
+        read_only=True,
+        limited=lambda limits: {"waitS": Limited(0, 0, limits.job_wait_max_s, unit=" seconds")},
+    ),
+    ToolSpec(
+        name="JobStop",
+        args=JobStopArgs,
+        results=(JobOutputResult,),
+        module="toolbound.tools.job_stop",
+        describe=_describe_job_stop,
         read_only=False,
     ),
 )

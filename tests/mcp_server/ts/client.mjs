@@ -78,6 +78,7 @@ const CALLS = {
     { path: `${rel}/a.txt`, oldString: "absent", newString: "x" },
   ],
   Write: [{ path: `${rel}/new/b.txt`, content: "b\n" }, { path: "../b.txt", content: "b\n" }],
+  JobOutput: [{}, { jobId: "job_nope" }],
 };
 
 async function main() {
@@ -95,6 +96,23 @@ async function main() {
         error: await outcome(client.callTool({ name, arguments: bad })),
       };
     }
+    // A background job: started, waited on, stopped; each result validated by the client.
+    const started = await outcome(
+      client.callTool({
+        name: "Bash",
+        arguments: { command: "echo up; sleep 300", background: true },
+      }),
+    );
+    const jobId = started.structuredContent?.jobId;
+    report.job = {
+      started,
+      output: await outcome(
+        client.callTool({ name: "JobOutput", arguments: { jobId, until: "^up$", waitS: 30 } }),
+      ),
+      stopped: await outcome(client.callTool({ name: "JobStop", arguments: { jobId } })),
+      missing: await outcome(client.callTool({ name: "JobStop", arguments: { jobId: "job_nope" } })),
+    };
+
     report.timeout = await outcome(
       client.callTool({ name: "Bash", arguments: { command: "echo started; sleep 30", timeout: 1 } }),
     );
