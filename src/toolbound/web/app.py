@@ -14,6 +14,13 @@ Routes (every one needs the token; without it the answer is 403):
     GET /api/sessions/{sid}/ledger             the session's context ledger
                                                (``Session.ledger()``); 404 with the
                                                reason when the store does not know it
+    GET /api/sessions/{sid}/jobs               the session's background jobs: command,
+                                               state, totals, whether the page may
+                                               stop it (``web.jobs``)
+    POST /api/sessions/{sid}/jobs/{id}/stop    stop a job of a host attached here (a
+                                               JSON request: another origin's form
+                                               cannot send one); 409 when its host
+                                               is elsewhere, 404 for an unknown job
     GET /api/sessions/{sid}/calls              a session's calls, oldest first (rows
                                                without the full arguments)
     GET /api/sessions/{sid}/calls/{id}         one call: its row, full arguments,
@@ -77,10 +84,12 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
+from toolbound.jobs.table import JobTable
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.store.summaries import machine_name
 from toolbound.web.calls import CallRecord, Origin, detail, gone_reason, outputs_of, summary
 from toolbound.web.hub import Hub
+from toolbound.web.jobs import JobStopRefused, job_rows, stop_job
 from toolbound.web.source import CallSource, merged_records
 
 # (session id, Read arguments, the session's workspace on this machine or None) -> result
@@ -95,6 +104,8 @@ _STATIC = {
     "app.js": "text/javascript; charset=utf-8",
     "ansi.js": "text/javascript; charset=utf-8",
     "ledger.js": "text/javascript; charset=utf-8",
+    "jobs.js": "text/javascript; charset=utf-8",
+    "dom.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
 }
 _CSP = (
@@ -234,8 +245,14 @@ class WebView:
             ("/api/sessions/{sid}/calls/{cid}", self.call),
             ("/api/sessions/{sid}/calls/{cid}/events", self.events),
             ("/api/sessions/{sid}/calls/{cid}/outputs/{name}", self.output),
+            ("/api/sessions/{sid}/jobs", self.jobs),
         ]
-        return [Route(path, self._guard(fn), methods=["GET"]) for path, fn in table]
+        posts: list[tuple[str, Endpoint]] = [
+            ("/api/sessions/{sid}/jobs/{jid}/stop", self.stop),
+        ]
+        return [Route(path, self._guard(fn), methods=["GET"]) for path, fn in table] + [
+            Route(path, self._guard(fn), methods=["POST"]) for path, fn in posts
+        ]
 
     # --- the page -------------------------------------------------------------
 
@@ -339,6 +356,26 @@ class WebView:
             reason = f"The store holds no session {sid!r}: it records no ledger for it."
             return JSONResponse({"error": reason}, status_code=404)
         return JSONResponse(ledger)
+
+    def _jobs_of(self, session_id: str) -> JobTable | None:
+        host = self.hub.host_for(session_id)
+        return host.jobs if host is not None else None
+
+    async def jobs(self, request: Request) -> Response:
+        sid = request.path_params["sid"]
+        records = await self._records(sid)
+        return JSONResponse({"jobs": job_rows(records, self._jobs_of(sid))})
+
+    async def stop(self, request: Request) -> Response:
+        """Stop a job (the page asked for confirmation first)."""
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            return JSONResponse({"error": "a stop is a JSON request"}, status_code=415)
+        sid, jid = request.path_params["sid"], request.path_params["jid"]
+        try:
+            entry = await stop_job(self._jobs_of(sid), jid)
+        except JobStopRefused as refused:
+            return JSONResponse({"error": refused.reason}, status_code=refused.status)
+        return JSONResponse(entry)
 
     async def calls(self, request: Request) -> Response:
         records = await self._records(request.path_params["sid"])

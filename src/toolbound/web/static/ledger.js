@@ -16,6 +16,8 @@
 //   drawTools     the per-tool bars
 //   drawTime      the running totals, call by call
 
+import { el } from "./dom.js";
+
 const SVG = "http://www.w3.org/2000/svg";
 // The estimator's figure (store/tokens.py): elided bytes are shown as the tokens they would cost.
 const BYTES_PER_TOKEN = 4;
@@ -105,8 +107,9 @@ export function drawTime(ledger, callHref) {
     svgEl("line", { x1: PAD.left, y1: PAD.top, x2: PAD.left, y2: base, class: "axis" }),
     svgEl("text", { x: PAD.left - 3, y: PAD.top + 8, class: "tick end" }, num(top)),
     svgEl("text", { x: PAD.left - 3, y: base, class: "tick end" }, "0"),
-    svgEl("text", { x: PAD.left, y: TIME_H - 4, class: "tick" }, "call 1"),
-    svgEl("text", { x: WIDTH - PAD.right, y: TIME_H - 4, class: "tick end" }, `call ${calls.length}`),
+    svgEl("text", { x: PAD.left, y: TIME_H - 4, class: "tick" }, "0"),
+    svgEl("text", { x: WIDTH - PAD.right, y: TIME_H - 4, class: "tick end" },
+      `${num(calls.length)} call${calls.length === 1 ? "" : "s"}`),
   );
   if (!calls.length) return svg;
   svg.append(
@@ -190,18 +193,15 @@ export class LedgerPanel {
     const charts = this.box.querySelector("#ledger-charts");
     if (!ledger) {
       total.textContent = "not recorded";
-      charts.replaceChildren(Object.assign(document.createElement("p"), { className: "empty", textContent: error || "" }));
+      charts.replaceChildren(el("p", "empty", error || ""));
       this.box.dataset.calls = "";
       return;
     }
     total.textContent = summaryText(ledger.total);
-    const tools = document.createElement("figure");
-    const time = document.createElement("figure");
-    tools.append(Object.assign(document.createElement("figcaption"), { textContent: "per tool" }), drawTools(ledger));
-    time.append(
-      Object.assign(document.createElement("figcaption"), { textContent: "running total, call by call" }),
-      drawTime(ledger, this.callHref),
-    );
+    const tools = el("figure");
+    const time = el("figure");
+    tools.append(el("figcaption", "", "per tool"), drawTools(ledger));
+    time.append(el("figcaption", "", "running total, call by call"), drawTime(ledger, this.callHref));
     charts.replaceChildren(tools, time);
     this.box.dataset.calls = String(ledger.total.calls);
   }
