@@ -19,6 +19,7 @@ ROUTES = [
     "/static/app.js",
     "/api/sessions",
     "/api/sessions/web-s1/ledger",
+    "/api/sessions/web-s1/jobs",
     "/api/sessions/web-s1/calls",
     "/api/sessions/web-s1/calls/call_x",
     "/api/sessions/web-s1/calls/call_x/events",
@@ -54,6 +55,11 @@ async def test_every_route_refuses_a_request_without_the_token(client: Any, path
     response = await client.get(path)
     assert response.status_code == 403
     assert response.text.startswith("403: the toolbound web view needs its token.")
+
+
+async def test_a_stop_without_the_token_is_refused(client: Any) -> None:
+    response = await client.post("/api/sessions/web-s1/jobs/job_x/stop", json={})
+    assert response.status_code == 403
 
 
 @pytest.mark.parametrize("path", ROUTES)
@@ -276,3 +282,49 @@ async def test_a_stored_economy_call_shows_the_model_text_it_was_sent_as(
     assert record.profile == "economy"
     row = (await client.get("/api/sessions/eco/calls/e1", headers=bearer(served))).json()
     assert row["model"]["text"] == sent
+
+
+async def test_a_job_of_a_host_elsewhere_is_listed_from_the_store_and_not_stopped_here(
+    client: Any, served: Served
+) -> None:
+    from toolbound.host import ToolHost
+    from toolbound.web.jobs import NOT_HERE
+
+    args = {"command": "echo begun; sleep 60", "background": True}
+    async with ToolHost(served.workspace, data_dir=served.host.data_dir, session_id="far") as far:
+        job_id = (await far.call("Bash", args, tool_call_id="bg"))["jobId"]
+        await far.call("JobOutput", {"jobId": job_id, "until": "begun", "waitS": 10})
+        listed = (await client.get("/api/sessions/far/jobs", headers=bearer(served))).json()
+        assert [(j["jobId"], j["command"], j["state"], j["stoppable"]) for j in listed["jobs"]] == [
+            (job_id, args["command"], "running", False)
+        ]
+        assert listed["jobs"][0]["stopNote"] == NOT_HERE
+        path = f"/api/sessions/far/jobs/{job_id}/stop"
+        refused = await client.post(path, json={}, headers=bearer(served))
+        assert (refused.status_code, refused.json()) == (409, {"error": NOT_HERE})
+        assert far.jobs.get(job_id).running
+    # Its host closed and stopped it: the store has its end.
+    ended = (await client.get("/api/sessions/far/jobs", headers=bearer(served))).json()["jobs"]
+    assert [(j["state"], j["stopNote"]) for j in ended] == [("killed", None)]
+    assert ended[0]["totals"]["stdout"]["bytes"] == len("begun\n")
+
+
+async def test_a_stop_is_a_json_request_for_a_job_this_session_has(
+    client: Any, served: Served
+) -> None:
+    started = await served.host.call(
+        "Bash", {"command": "sleep 60", "background": True}, tool_call_id="bg_here"
+    )
+    path = f"/api/sessions/web-s1/jobs/{started['jobId']}/stop"
+    form = await client.post(path, data={"x": "1"}, headers=bearer(served))
+    assert (form.status_code, form.json()) == (415, {"error": "a stop is a JSON request"})
+    assert served.host.jobs.get(started["jobId"]).running
+    unknown = await client.post(
+        "/api/sessions/web-s1/jobs/job_nope/stop", json={}, headers=bearer(served)
+    )
+    assert unknown.status_code == 404
+    assert unknown.json() == {"error": "This session has no job 'job_nope' (now)."}
+    stopped = await client.post(path, json={}, headers=bearer(served))
+    assert stopped.status_code == 200
+    assert (stopped.json()["jobId"], stopped.json()["state"]) == (started["jobId"], "killed")
+    assert not served.host.jobs.get(started["jobId"]).running
