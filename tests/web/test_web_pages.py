@@ -304,7 +304,7 @@ async def test_a_background_job_shows_live_and_stops_only_once_confirmed(
     served: Served, page: Any, screenshot: Any
 ) -> None:
     host = served.host
-    command = "for i in $(seq 1 40); do echo tick $i; sleep 0.05; done; sleep 60"
+    command = "i=1; while :; do echo tick $i; i=$((i+1)); sleep 0.05; done"
     args = {"command": command, "background": True, "description": "Tick, then wait"}
     started = await host.call("Bash", args, tool_call_id="start_job")
     job_id = started["jobId"]
@@ -325,6 +325,10 @@ async def test_a_background_job_shows_live_and_stops_only_once_confirmed(
     await page.click(f"{row} button.stop")
     await page.wait_for_selector(f"{row} .confirm")
     await screenshot(page, "jobs")
+    # The row is redrawn as the job prints (its totals); the question stays.
+    polls = await page.evaluate("() => window.toolbound.state.polls")
+    await page.wait_for_function("n => window.toolbound.state.polls > n + 1", arg=polls)
+    assert await page.is_visible(f"{row} .confirm")
 
     # "Keep it running" takes the question back; nothing was sent.
     await page.click(f"{row} .confirm-no")

@@ -3,8 +3,9 @@
 // streams it), and a stop button that asks first.
 //
 // Rows come from GET /api/sessions/{sid}/jobs on each poll while the session
-// has a job; a row is rebuilt only when its job changed, so a confirmation
-// being answered is not redrawn away. Everything is set as text.
+// has a job; a row is rebuilt only when its job changed (its totals change
+// as it prints), and a confirmation being answered moves into the new row.
+// Everything is set as text.
 //
 // Pieces:
 //   JobsPanel   refresh(session, calls), the rows, the stop and its confirmation
@@ -65,6 +66,10 @@ export class JobsPanel {
       let row = this.rows.get(job.jobId);
       if (!row || row.key !== key) {
         const node = this.item(job);
+        // A question being asked (or a stop being sent) outlives new totals.
+        const asking = row && row.node.querySelector(".job-stop.asking");
+        const fresh = node.querySelector(".job-stop");
+        if (asking && fresh) fresh.replaceWith(asking);
         if (row) row.node.replaceWith(node);
         row = { node, key };
         this.rows.set(job.jobId, row);
@@ -103,8 +108,12 @@ export class JobsPanel {
       const no = el("button", "confirm-no", "Keep it running");
       yes.type = no.type = "button";
       ask.append(el("span", "question", `Stop ${job.jobId}? Its whole process tree is stopped (TERM, then KILL).`), " ", yes, " ", no);
-      no.addEventListener("click", () => box.replaceChildren(stop));
+      no.addEventListener("click", () => {
+        box.classList.remove("asking");
+        box.replaceChildren(stop);
+      });
       yes.addEventListener("click", () => this.stop(job, box));
+      box.classList.add("asking");
       box.replaceChildren(ask);
     });
     box.append(stop);
