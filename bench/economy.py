@@ -1,6 +1,6 @@
 """Benchmark: what a bug-fixing trace costs the model's context, per result policy (issue 13).
 
-The trace (bench/economy_trace.py: 46 calls, each with the needle it was made
+The trace (bench/economy_trace.py: 48 calls, each with the needle it was made
 for) is replayed through the CLI, one ``toolbound call TOOL JSON --events``
 per call, in one ``--session`` and ``--data-dir``, and the model text of each
 result is what is measured (``toolbound.model_text``, the text of the result
@@ -21,24 +21,34 @@ Printed per policy: the trace's share of a 200k-token context (model bytes /
 4), the read/search calls' share of it, needles visible in the model text
 (colour codes between a needle's words do not hide it: ``holds``), and
 needles visible or reachable through the result's own continuation: a Read
-window naming its next offset with the needle on a later line, a cut Grep or
+window naming its next offset with the needle on a later line (or naming
+Grep for a clipped line that holds it), a cut Grep or
 Glob (its notice names the next offset or asks for a narrower pattern) whose
 whole output holds the needle, a Bash spill file holding it. Codex names no
 continuation; the anchors' Bash results name none either (their published
 policies); a line clipped inside a Read window is not reachable by paging.
 
-The economy row is one more profile replayed through the CLI (``replay``'s
-``profile`` argument): it is printed once ``toolbound call`` takes
-``--profile``. Until then the exact row and the anchors are printed.
+The economy row is the same replay with ``--profile economy``. A Read it
+answers ``unchanged`` counts as reachable when the earlier call its notice
+names (still in the context) showed or reached the needle. Then the model
+bytes per tool and policy, and the issue's goal (economy at most 0.2x exact,
+below Codex, every needle visible or reachable).
+
+``--windows`` prints instead what the trace's Read calls cost per window size,
+paged on to their needles: the figure the economy's Read window was chosen by
+(tools/read.py ``window_for``).
 
     .venv/bin/python bench/economy.py
+    .venv/bin/python bench/economy.py --windows
 """
 
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -51,7 +61,7 @@ from typing import Any
 from toolbound import model_text
 from toolbound.bounds.headtail import HeadTailBudget, cut_head_tail
 from toolbound.bounds.terminal import collapse, strip_styling
-from toolbound.limits import Budget
+from toolbound.limits import DEFAULT_LIMITS, Budget
 from toolbound.search.rg import rg_binary
 
 # The script's folder holds bench/mcp.py, which must not shadow the mcp SDK:
@@ -111,10 +121,21 @@ def profile_supported(profile: str) -> bool:
     return "--profile" in usage.stdout
 
 
+# What an economy Read window with a clipped line names as the way to its rest.
+GREP_FOR_CLIPPED = 'Grep it (path "{path}")'
+# The call an economy re-read names, in its notice (notices.read_unchanged).
+UNCHANGED_SINCE = re.compile(r"^Unchanged since (\S+) \(")
+
+
 def replay(profile: str, workspace: Path, data_dir: Path, raws: list[Raw]) -> list[Outcome]:
-    """The trace through ``toolbound call --events`` under ``profile``, one session."""
+    """The trace through ``toolbound call --events`` under ``profile``, one session.
+
+    A Read answered ``unchanged`` shows no content: its needle is reachable when
+    the earlier call its notice names (still in the context) showed or reached it.
+    """
     session = f"economy-{profile}"
-    outcomes = []
+    outcomes: list[Outcome] = []
+    by_id: dict[str, tuple[str, dict[str, Any]]] = {}  # toolCallId -> text, result
     for call, raw in zip(TRACE, raws, strict=True):
         argv = [TOOLBOUND, "call", call.tool, json.dumps(call.args), "--events"]
         argv += ["--workspace", str(workspace), "--data-dir", str(data_dir)]
@@ -126,7 +147,15 @@ def replay(profile: str, workspace: Path, data_dir: Path, raws: list[Raw]) -> li
         result = event["result"]
         text = event.get("text") or model_text_of(call.tool, result)
         visible = holds(text, call.needle)
-        outcomes.append(Outcome(call, text, visible, visible or _ours_reach(call, result, raw)))
+        reachable = visible or _ours_reach(call, result, raw)
+        if result.get("unchanged"):
+            named = UNCHANGED_SINCE.match(result["notice"])
+            earlier = by_id.get(named.group(1)) if named else None
+            reachable = earlier is not None and (
+                holds(earlier[0], call.needle) or _ours_reach(call, earlier[1], raw)
+            )
+        outcomes.append(Outcome(call, text, visible, reachable))
+        by_id[event["toolCallId"]] = (text, result)
     return outcomes
 
 
@@ -140,8 +169,18 @@ def _ours_reach(call: Call, result: dict[str, Any], raw: Raw) -> bool:
     if not result.get("truncated"):
         return False
     if call.tool == "Read":
-        return _in_later_lines(raw, call.args.get("offset", 0) + result["lineCount"], call.needle)
+        later = call.args.get("offset", 0) + result["lineCount"]
+        return _in_later_lines(raw, later, call.needle) or _grep_reaches(call, result, raw)
     return holds(raw.text, call.needle)
+
+
+def _grep_reaches(call: Call, result: dict[str, Any], raw: Raw) -> bool:
+    """A window whose notice names Grep for its clipped lines (the economy's) reaches a
+    needle inside one: Grep shows a match with the part of its line around it."""
+    named = GREP_FOR_CLIPPED.format(path=result["path"]) in (result.get("notice") or "")
+    shown = raw.text.splitlines()[: result["lineCount"]]
+    clipped = [line for line in shown if len(line) > DEFAULT_LIMITS.max_line_chars]
+    return named and any(call.needle in line for line in clipped)
 
 
 def _in_later_lines(raw: Raw, next_offset: int, needle: str) -> bool:
@@ -166,11 +205,13 @@ def raw_output(call: Call, workspace: Path) -> Raw:
         return Raw(
             (run.stdout + run.stderr).decode("utf-8", "replace"), 0, (run.stdout, run.stderr)
         )
+    # Sorted by path, so the anchors' first entries are the same in every run.
     if call.tool == "Glob":
-        argv = [RG, "--no-config", "--files", "-g", args["pattern"], args.get("path", ".")]
+        argv = [RG, "--no-config", "--sort", "path", "--files", "-g", args["pattern"]]
+        argv.append(args.get("path", "."))
     else:
         mode = args.get("outputMode", "content")
-        argv = [RG, "--no-config", "--color", "never", "--no-heading"]
+        argv = [RG, "--no-config", "--sort", "path", "--color", "never", "--no-heading"]
         argv += {"content": ["-n"], "count": ["-c"], "filesWithMatches": ["-l"]}[mode]
         if "after" in args:
             argv += ["-A", str(args["after"])]
@@ -359,6 +400,104 @@ def bash_groundwork_preview(exact: list[Outcome], raws: list[Raw]) -> list[Outco
     return outcomes
 
 
+# --- sizing the economy's Read window (--windows) --------------------------------------
+
+WINDOW_LINES = (100, 200, 300, 500, 1000, 2000)
+WINDOW_KB = (8, 16, 24, 48)
+# A needle this many lines past the call's offset is out of every window's first
+# page: an agent Greps for it rather than paging (the lock file's left-pad).
+FAR_LINES = 2000
+
+
+@dataclass
+class WindowCost:
+    """The trace's Read calls under one window: what the first pages cost and show, and,
+    for the needles within FAR_LINES of their offset, what paging on to them costs."""
+
+    first_bytes: int = 0
+    visible: int = 0
+    pages: int = 0
+    bytes_to_needles: int = 0
+    far: int = 0
+
+
+def _needle_distance(workspace: Path, call: Call) -> int | None:
+    """Lines from the call's offset to the first line holding its needle (None: no line)."""
+    offset = call.args.get("offset", 0)
+    with open(workspace / call.args["path"], encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f):
+            if n >= offset and call.needle in line:
+                return n - offset
+    return None
+
+
+def window_cost(workspace: Path, lines: int, max_bytes: int) -> WindowCost:
+    """Each Read of the trace through the real Read (``read_window``) with this window,
+    paged on (the next offset, as its notice names it) until its needle shows."""
+    from toolbound.paths import Roots
+    from toolbound.tools.read import read_window
+
+    roots = Roots.create(workspace, workspace)
+    budget = Budget(max_bytes=max_bytes, max_lines=DEFAULT_LIMITS.search.max_lines)
+    cost = WindowCost()
+    for call in TRACE:
+        if call.tool != "Read":
+            continue
+        distance = _needle_distance(workspace, call)
+        far = distance is None or distance >= FAR_LINES
+        cost.far += far
+        offset = call.args.get("offset", 0)
+        limit = call.args.get("limit", lines)
+        for page in itertools.count():
+            result = read_window(
+                roots,
+                call.args["path"],
+                offset=offset,
+                limit=limit,
+                limits=DEFAULT_LIMITS,
+                budget=budget,
+            ).to_wire()
+            size = len(model_text("Read", result).encode())
+            shown = holds(result["content"], call.needle)
+            if page == 0:
+                cost.first_bytes += size
+                cost.visible += shown
+            if far:
+                break
+            cost.pages += 1
+            cost.bytes_to_needles += size
+            if shown or not result["truncated"] or result["lineCount"] == 0:
+                break
+            offset += result["lineCount"]
+    return cost
+
+
+def measure_windows() -> None:
+    """Print what the trace's Read calls cost per window (lines x KB), side by side."""
+    with tempfile.TemporaryDirectory(prefix="toolbound-windows-") as tmp:
+        workspace = build_workspace(Path(tmp) / "ws")
+        reads = sum(c.tool == "Read" for c in TRACE)
+        print(f"the trace's {reads} Read calls through the real Read; load {_load()}")
+        print(f"paged on to needles within {FAR_LINES} lines of the offset (pages, bytes)")
+        print(
+            f"{'window':<16} {'1st pages':>10} {'visible':>8} {'pages':>6} "
+            f"{'bytes to needles':>17} {'far':>4}"
+        )
+        for kb in WINDOW_KB:
+            for lines in WINDOW_LINES:
+                cost = window_cost(workspace, lines, kb * 1024)
+                print(
+                    f"{lines:>5} lines/{kb:>2}KB {cost.first_bytes:>10,} "
+                    f"{cost.visible:>4}/{reads:<3} {cost.pages:>6} "
+                    f"{cost.bytes_to_needles:>17,} {cost.far:>4}"
+                )
+
+
+def _load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"{one:.2f} {five:.2f}"
+
+
 # --- the table -------------------------------------------------------------------------
 
 
@@ -376,6 +515,56 @@ def row(name: str, outcomes: list[Outcome], exact_bytes: int | None) -> str:
     )
 
 
+TOOLS = ("Read", "Grep", "Glob", "Bash")
+
+
+def describe_trace(workspace: Path, raws: list[Raw]) -> str:
+    """What the trace holds, against the issue's list (>= 40 calls, a real tree, a big
+    log, a minified bundle, a lock file, a noisy failing test run, repeated reads)."""
+    tools = ", ".join(f"{t} {sum(c.tool == t for c in TRACE)}" for t in TOOLS)
+    windows = [json.dumps(c.args, sort_keys=True) for c in TRACE if c.tool == "Read"]
+    rereads = len(windows) - len(set(windows))
+    tree = sum(1 for _ in (workspace / "lib").rglob("*.py"))
+    log = (workspace / "logs/server.log").stat().st_size
+    bundle = (workspace / "web/dist/bundle.min.js").read_bytes()
+    lock = (workspace / "web/package-lock.json").read_bytes().count(b"\n")
+    bundle_lines = bundle.count(b"\n")
+    noisy = max(len(r.streams[0]) for c, r in zip(TRACE, raws, strict=True) if c.tool == "Bash")
+    return (
+        f"trace: {len(TRACE)} calls ({tools}), {rereads} re-reads of a window read before, "
+        f"each call naming its needle\n"
+        f"tree: {tree} stdlib .py files; server.log {log / 2**20:.1f} MB; bundle.min.js "
+        f"{bundle_lines} line(s) of {len(bundle) / 2**20:.1f} MB; package-lock.json "
+        f"{lock:,} lines; the noisiest stdout {noisy / 2**20:.1f} MB (progress bars, colour)"
+    )
+
+
+def _bytes(outcomes: list[Outcome], tool: str | None = None) -> int:
+    return sum(len(o.text.encode()) for o in outcomes if tool in (None, o.call.tool))
+
+
+def print_per_tool(rows: dict[str, list[Outcome]]) -> None:
+    """Model bytes per tool and policy (re-reads answered unchanged: how many, per row)."""
+    print("\nmodel bytes per tool:")
+    print(f"{'policy':<12} " + " ".join(f"{t:>9}" for t in TOOLS) + f" {'unchanged':>9}")
+    for name, outcomes in rows.items():
+        unchanged = sum(o.text.startswith("[Unchanged since ") for o in outcomes)
+        cells = " ".join(f"{_bytes(outcomes, t):>9,}" for t in TOOLS)
+        print(f"{name:<12} {cells} {unchanged:>9}")
+
+
+def print_goal(economy: list[Outcome], exact_bytes: int, codex: list[Outcome]) -> None:
+    """The issue's goal: economy at most 0.2x exact, below Codex, no needle lost."""
+    total, codex_bytes = _bytes(economy), _bytes(codex)
+    lost = sum(not o.reachable for o in economy)
+    print(
+        f"\ngoal: economy {total / exact_bytes:.2f}x exact (at most 0.20x: "
+        f"{'met' if total <= 0.2 * exact_bytes else 'not met'}); {total:,} bytes vs Codex "
+        f"{codex_bytes:,} ({'below' if total < codex_bytes else 'not below'}); "
+        f"{lost} needle(s) neither visible nor reachable"
+    )
+
+
 def main() -> None:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="toolbound-economy-") as tmp:
@@ -387,8 +576,9 @@ def main() -> None:
         anchors = {name: simulate(policy, raws) for name, policy in ANCHORS.items()}
         anchors["bash preview"] = bash_groundwork_preview(replays["exact"], raws)
 
-        exact_bytes = sum(len(o.text.encode()) for o in replays["exact"])
-        print(f"trace: {len(TRACE)} calls; context {CONTEXT_TOKENS:,} tokens at bytes / 4")
+        exact_bytes = _bytes(replays["exact"])
+        print(describe_trace(workspace, raws))
+        print(f"context {CONTEXT_TOKENS:,} tokens at bytes / 4")
         print(f"load average: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
         print(
             f"{'policy':<12} {'bytes':>10} {'vs exact':>7} {'context':>8} {'read/search':>11} "
@@ -399,6 +589,9 @@ def main() -> None:
         if "economy" not in replays:
             print("economy: not printed, `toolbound call` has no --profile yet")
         print("bash preview: exact, with Bash streams collapsed and cut head + tail (no spill)")
+        print_per_tool({**replays, **anchors})
+        if "economy" in replays:
+            print_goal(replays["economy"], exact_bytes, anchors["Codex CLI"])
         print("\nneedles lost (neither visible nor reachable):")
         for name, outcomes in {**replays, **anchors}.items():
             lost = [
@@ -411,4 +604,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--windows"]:
+        measure_windows()
+    else:
+        main()

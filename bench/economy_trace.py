@@ -19,7 +19,7 @@ erase line) before ``FINISHED OK``.
 
 Pieces:
     Call             one tool call of the trace and its needle
-    TRACE            the 46 calls, in order
+    TRACE            the 48 calls, in order
     build_workspace  writes the workspace into a folder
 """
 
@@ -128,6 +128,12 @@ TRACE: list[Call] = [
     ),
     Call("Bash", {"command": "python3 tools/noisy_tests.py"}, "SUMMARY: 1 failed, 57 passed"),
     Call("Read", {"path": "tests/test_pricing.py"}, "assert bulk_discount(100, 10) == 90"),
+    Call("Read", {"path": "lib/json/decoder.py"}, "class JSONDecoder(object)"),
+    Call(
+        "Read",
+        {"path": "lib/asyncio/base_events.py", "offset": 1400},
+        "def _create_server_getaddrinfo",
+    ),
     Call("Bash", {"command": "ls -la logs web/dist"}, "server.log"),
     Call("Glob", {"pattern": "**/*.json"}, "web/package-lock.json"),
 ]

@@ -108,9 +108,18 @@ def run_child(workspace: Path, name: str, offset: int, loaded: bool) -> dict[str
         capture_output=True,
         text=True,
         check=True,
+        env=child_env(),
     )
     result: dict[str, Any] = json.loads(done.stdout)
     return result
+
+
+def child_env() -> dict[str, str]:
+    """This environment, with bytecode caching on: an installed toolbound has its
+    modules compiled (pip compiles them), so a fresh process that compiled every
+    module it imports (``PYTHONDONTWRITEBYTECODE`` in a checkout) would add a
+    first-use cost no install pays (measured: 8 ms on the first Read alone)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def cpu_s(who: int) -> float:

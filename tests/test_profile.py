@@ -106,3 +106,18 @@ def test_the_cli_context_window_shrinks_economy_budgets_by_the_recorded_context(
     bad = run_cli(*call, "--context-window", "0", cwd=tmp_path)
     assert bad.returncode == 2
     assert "'0' is not a positive number of tokens" in bad.stderr
+
+
+def test_the_tools_are_described_for_the_profile(tmp_path: Path) -> None:
+    exact = {d["name"]: d["description"] for d in json.loads(run_cli("tools", cwd=tmp_path).stdout)}
+    done = run_cli("tools", "--profile", "economy", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    economy = {d["name"]: d["description"] for d in json.loads(done.stdout)}
+    assert not any("economy" in text for text in exact.values())
+    for tool in ("Read", "Glob", "Grep", "Bash"):
+        assert economy[tool].startswith(exact[tool])
+        assert economy[tool].endswith("a notice names a shrunken budget.")
+    assert "a re-read of a window whose bytes are unchanged" in economy["Read"]
+    assert "stderr within 150 lines / 6KB" in economy["Bash"]
+    # Edit, Write and the job tools are the same in both profiles.
+    assert all(economy[t] == exact[t] for t in ("Edit", "Write", "JobOutput", "JobStop"))

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from toolbound.limits import DEFAULT_LIMITS
-from toolbound.model_text import PROFILES
+from toolbound.model_text import PROFILES, profile_named
 from toolbound.results import ToolError, is_error
 from toolbound.tooldefs import builtin_tool_defs
 
@@ -177,6 +177,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     tools = sub.add_parser("tools", help="print the tool definitions")
     tools.add_argument("--format", choices=["anthropic", "openai", "mcp"], default="anthropic")
+    tools.add_argument(
+        "--profile",
+        choices=list(PROFILES),
+        default="exact",
+        help="describe the tools for this result profile (as `serve --profile` does)",
+    )
 
     session = sub.add_parser("session", help="inspect and compact stored sessions")
     actions = session.add_subparsers(dest="action", required=True)
@@ -377,7 +383,7 @@ def _serve(ns: argparse.Namespace, *, web_only: bool = False) -> int:
         token=os.environ.get(TOKEN_ENV) or None,
         sandbox=getattr(ns, "sandbox", "off"),
         network=getattr(ns, "network", True),
-        profile=getattr(ns, "profile", "exact"),
+        profile=profile_named(getattr(ns, "profile", "exact")),
         context_window=getattr(ns, "context_window", None),
     )
     try:
@@ -400,7 +406,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     ns = parser.parse_args(argv)
     if ns.command == "tools":
-        sys.stdout.write(_dump(builtin_tool_defs(DEFAULT_LIMITS, ns.format)) + "\n")
+        defs = builtin_tool_defs(DEFAULT_LIMITS, ns.format, profile=profile_named(ns.profile))
+        sys.stdout.write(_dump(defs) + "\n")
         return 0
     if ns.command == "session":
         try:

@@ -40,7 +40,7 @@ from toolbound.gauge import ContextGauge
 from toolbound.jobs.table import JobTable
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.listeners import CallListener, CallStart, settled, tell
-from toolbound.model_text import PROFILES, Profile
+from toolbound.model_text import profile_named
 from toolbound.paths import Roots, default_data_dir, path_error
 from toolbound.results import ChunkEvent, ResultEvent, Stream, ToolError, WireModel
 from toolbound.scratch import LiveLock, Scratch, check_session_id, sweep
@@ -202,7 +202,7 @@ class ToolHost:
         context_window: int | None = None,
     ) -> None:
         self.limits = limits
-        self.profile = _profile(profile)
+        self.profile = profile_named(profile)
         self.gauge = ContextGauge(window=context_window)
         # Resolved once: bwrap found (or not) now, so a call never probes PATH.
         self.sandbox = SandboxPolicy.create(sandbox, network=network)
@@ -264,6 +264,18 @@ class ToolHost:
                 "toolbound: session %s starts with no read record: %s", self.session_id, err
             )
         self._saved_record = self.read_record.version
+        self.read_record.checkpoint_count = self._checkpoint_count
+
+    def _checkpoint_count(self) -> int | None:
+        """The session's checkpoints as the store counts them now (economy re-reads ask)."""
+        store = self._store
+        if store is None:
+            return None
+        try:
+            return store.checkpoint_count(self.session_id)
+        except StoreUnavailable as err:
+            log.warning("toolbound: the checkpoints of %s are unknown: %s", self.session_id, err)
+            return None
 
     async def _save_read_record(self) -> None:
         """Keep the read record in the store once a call changed it."""
@@ -464,10 +476,3 @@ async def run_tool(name: str, raw: object, ctx: ToolContext) -> WireModel:
         # The one backstop for the file system changing under a call (a race
         # another process can cause at any time): a result, never an exception.
         return path_error(err).to_result()
-
-
-def _profile(name: str) -> Profile:
-    for profile in PROFILES:
-        if name == profile:
-            return profile
-    raise ValueError(f"unknown profile {name!r}; the profiles are {', '.join(PROFILES)}")

@@ -73,6 +73,9 @@ class Economy:
     # A failing command's message is its last words: three quarters to the tail.
     shell_stderr: Budget = Budget(max_bytes=6 * KB, max_lines=150)
     stderr_head_share: float = 0.25
+    # Read's window (tools/read.py window_for: bench/economy.py --windows measured
+    # it): 200 lines within 16 KB, never more than the exact profile's.
+    read_window: Budget = Budget(max_bytes=16 * KB, max_lines=200)
     # (fill share of the context window, factor of the budget from there on).
     shrink_steps: tuple[tuple[float, float], ...] = ((0.5, 0.5), (0.7, 0.25), (0.85, 0.125))
     shrink_floor: Budget = Budget(max_bytes=4 * KB, max_lines=100)

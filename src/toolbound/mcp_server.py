@@ -68,13 +68,14 @@ SESSION_PREFIX = "mcp-"
 # --- tools and results --------------------------------------------------------
 
 
-def mcp_tools(limits: Limits) -> list[types.Tool]:
-    """The definitions (schema, description, annotations) plus output schemas."""
+def mcp_tools(limits: Limits, profile: Profile = "exact") -> list[types.Tool]:
+    """The definitions (schema, description for ``profile``, annotations) plus output
+    schemas."""
     return [
         types.Tool.model_validate(
             {**d.render("mcp"), "outputSchema": d.output_schema}, by_name=False
         )
-        for d in tool_defs(limits)
+        for d in tool_defs(limits, profile)
     ]
 
 
@@ -214,12 +215,12 @@ def _progress_sender(ctx: ServerRequestContext[Any]) -> ChunkSink:
 # --- the server ---------------------------------------------------------------
 
 
-def build_server(pool: HostPool, limits: Limits) -> Server[HostPool]:
+def build_server(pool: HostPool, limits: Limits, profile: Profile = "exact") -> Server[HostPool]:
     """The low-level MCP server: tools/list and tools/call over the hosts of ``pool``.
 
     The sessions end with the server's lifespan (stdin closed, HTTP shutdown).
     """
-    tools = mcp_tools(limits)
+    tools = mcp_tools(limits, profile)
 
     @contextlib.asynccontextmanager
     async def lifespan(_server: Server[HostPool]) -> AsyncIterator[HostPool]:

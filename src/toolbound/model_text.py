@@ -26,7 +26,7 @@ The shapes:
   as it is, then the notice in brackets.
 
 Pieces:
-    Profile      the result profiles a text is rendered for
+    Profile      the result profiles a text is rendered for; profile_named checks a name
     model_text   tool name + result dict -> the model's text
 """
 
@@ -43,6 +43,15 @@ from toolbound.jobs.text import JOB_TOOLS, job_text
 Profile = Literal["exact", "economy"]
 
 PROFILES: tuple[Profile, ...] = ("exact", "economy")
+
+
+def profile_named(name: str) -> Profile:
+    """The profile called ``name``; ValueError naming the profiles otherwise."""
+    for profile in PROFILES:
+        if name == profile:
+            return profile
+    raise ValueError(f"unknown profile {name!r}; the profiles are {', '.join(PROFILES)}")
+
 
 NO_FILES = "No files matched."
 NO_MATCHES = "No matches."

@@ -10,6 +10,8 @@ their tools). Markers inside a payload are not notices: bounds/markers.py.
 
 Pieces:
     read_window     Read: the window shown, what stopped it, clips, replaced bytes
+    read_unchanged  Read (economy): the window is as an earlier call in context shows it
+    read_clipped_grep  Read (economy): Grep reaches the rest of a clipped line
     next_page       Grep: "Showing entries 1-200; more exist: call again with offset 200 …"
     GREP_NARROW     what a Grep call can narrow to see less
     more_files      Glob's "more files matched: narrow pattern or path"
@@ -107,6 +109,29 @@ def read_window(
     if reached_eof and not repairs:
         return None
     return " ".join(said + repairs)
+
+
+def read_unchanged(*, call_id: str, offset: int, line_count: int, next_offset: int | None) -> str:
+    """Read's notice for a re-read the economy profile answers with ``unchanged``: the
+    earlier call whose result shows the window, and how to have the text again."""
+    first, last = offset + 1, offset + line_count
+    shown = f"line {first}" if first == last else f"lines {first}-{last}"
+    said = [
+        f"Unchanged since {call_id} ({shown}, same bytes; that result is in your context). "
+        "Read another offset or limit for the text again; after a checkpoint this Read "
+        "returns it in full."
+    ]
+    if next_offset is not None:
+        said.append(f"The file continues: call Read with offset {next_offset} for the next lines.")
+    return " ".join(said)
+
+
+def read_clipped_grep(path: str) -> str:
+    """Read (economy): where the rest of a clipped line is, since paging cannot reach it."""
+    return (
+        f'For text inside a clipped line, Grep it (path "{path}"): Grep shows each match '
+        "with the part of its line around it."
+    )
 
 
 def next_page(*, offset: int, shown: int, narrow: str) -> str:

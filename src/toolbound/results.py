@@ -92,6 +92,10 @@ class ReadResult(WireModel):
     file_bytes: int
     truncated: bool
     notice: str | None = _optional()
+    # The economy profile's re-read of a window an earlier call of this context
+    # returned with the same bytes: True, and ``content`` is empty (the notice names
+    # that call). Absent otherwise, so the exact profile's shape is unchanged.
+    unchanged: bool | None = _optional()
 
 
 class GlobResult(WireModel):

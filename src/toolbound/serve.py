@@ -38,6 +38,7 @@ from toolbound.exec.sandbox import SandboxPolicy, describe
 from toolbound.host import ToolHost
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.mcp_server import build_server, server_session_id
+from toolbound.model_text import Profile
 from toolbound.pool import HostPool, HostWatcher
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ class ServeOptions:
     token: str | None = None
     sandbox: str = "off"
     network: bool = True
-    profile: str = "exact"
+    profile: Profile = "exact"
     context_window: int | None = None
 
 
@@ -154,7 +155,7 @@ async def serve_stdio(options: ServeOptions) -> None:
     """Serve over stdin/stdout until stdin closes or SIGTERM/SIGINT arrives."""
     _announce(_sandbox_line(options))
     pool = _pool(options)
-    server = build_server(pool, options.limits)
+    server = build_server(pool, options.limits, options.profile)
     async with anyio.create_task_group() as tg:
 
         async def stop_on_signal() -> None:
@@ -181,7 +182,11 @@ async def serve_http(options: ServeOptions, host: str, port: int) -> None:
     without that same token (:class:`BearerGuard`).
     """
     web = _open_web(options, store=None)
-    server = build_server(_pool(options, on_start=web.attach, on_end=web.detach), options.limits)
+    server = build_server(
+        _pool(options, on_start=web.attach, on_end=web.detach),
+        options.limits,
+        options.profile,
+    )
     # The web view shares the port: its page, API and event streams beside /mcp.
     app = server.streamable_http_app(
         streamable_http_path=HTTP_PATH, host=host, custom_starlette_routes=web.routes()

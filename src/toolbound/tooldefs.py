@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from toolbound.arguments import Limited
 from toolbound.limits import DEFAULT_LIMITS, Limits
+from toolbound.model_text import Profile
 from toolbound.tools.registry import SPECS, ToolSpec
 
 Format = Literal["anthropic", "openai", "mcp"]
@@ -153,12 +154,12 @@ def output_schema(spec: ToolSpec) -> JSON:
     return {"type": "object", **schema}
 
 
-def tool_defs(limits: Limits = DEFAULT_LIMITS) -> list[ToolDef]:
-    """The definitions as values, in the registry's order."""
+def tool_defs(limits: Limits = DEFAULT_LIMITS, profile: Profile = "exact") -> list[ToolDef]:
+    """The definitions as values, in the registry's order, described for ``profile``."""
     return [
         ToolDef(
             name=spec.name,
-            description=spec.describe(limits),
+            description=spec.description(limits, profile),
             input_schema=input_schema(spec, limits),
             read_only=spec.read_only,
             spec=spec,
@@ -167,6 +168,8 @@ def tool_defs(limits: Limits = DEFAULT_LIMITS) -> list[ToolDef]:
     ]
 
 
-def builtin_tool_defs(limits: Limits = DEFAULT_LIMITS, fmt: Format = "anthropic") -> list[JSON]:
-    """The tool definitions rendered for a provider format."""
-    return [d.render(fmt) for d in tool_defs(limits)]
+def builtin_tool_defs(
+    limits: Limits = DEFAULT_LIMITS, fmt: Format = "anthropic", *, profile: Profile = "exact"
+) -> list[JSON]:
+    """The tool definitions rendered for a provider format, described for ``profile``."""
+    return [d.render(fmt) for d in tool_defs(limits, profile)]

@@ -8,10 +8,14 @@ flag buffer, then ``count_nonzero``, counts the same span at about 4 GB/s
 spans past ``NUMPY_MIN_BYTES`` go through numpy, in ``FLAG_SPAN_BYTES`` steps
 so the flags stay in cache and no temporary array is allocated per call.
 
-numpy's import costs 100-170 ms, more than the scan it speeds up: ``preload``
-starts it in a background thread when a host starts, and nothing ever waits
-for it. Until it is loaded, every span is counted by ``bytes.count``: the
-same answer, only slower.
+numpy's import costs 70-170 ms, more than most scans it speeds up: ``preload``
+starts it in a background thread when a host starts. Until it is loaded,
+every span is counted by ``bytes.count``: the same answer, only slower. Only
+a scan long enough to repay the wait waits for it (``use_numpy_for``): the
+import holds the GIL for most of its time, so a ``bytes.count`` scan beside
+it slows it and crawls itself (measured on 300 MB: 100 MB counted during an
+import stretched from about 100 to 160-480 ms), while the scan that waits
+then counts at numpy's speed.
 
 Finding the n-th newline halves the range with those counts, so it never
 steps through lines in Python. A cut that needs both the count of a window
@@ -22,6 +26,7 @@ probe where the line density puts it, then a few ``find`` steps.
 Pieces:
     preload         start loading numpy in the background (once)
     wait_loaded     block until numpy is loaded, bounded (tests, benchmarks)
+    use_numpy_for   whether a long scan counts with numpy, waiting for it when that pays
     count_newlines  how many ``\\n`` in ``buf[start:end]``
     nth_newline     index of the n-th ``\\n`` of ``buf[start:end]``, or -1
     nth_newline_from_end  index of the n-th ``\\n`` counted back from ``end``, or -1
@@ -47,6 +52,14 @@ _DIRECT_SCAN_BYTES = 512
 _PROBE_STEPS = 64
 
 Buffer = bytes | bytearray
+
+# A scan at least this long waits for numpy's import when it is under way
+# (bytes.count beside it would slow both), and one at least START_IMPORT_BYTES
+# long starts it: bytes.count costs about 0.5 ms/MB more than numpy, the
+# whole import about 100 ms. The wait is bounded by IMPORT_WAIT_S.
+WAIT_IMPORT_BYTES = 64 * 1024 * 1024
+START_IMPORT_BYTES = 256 * 1024 * 1024
+IMPORT_WAIT_S = 2.0
 
 _np: ModuleType | None = None
 _NEWLINE: Any = None  # numpy's uint8 10 once loaded: a typed scalar skips a cast per call
@@ -84,6 +97,18 @@ def wait_loaded(timeout_s: float) -> bool:
     """Start the import if needed and wait for it; True once numpy is in use."""
     preload()
     return _loaded.wait(timeout_s) and _np is not None
+
+
+def use_numpy_for(span_bytes: int) -> bool:
+    """Whether a scan of ``span_bytes`` counts with numpy: yes once it is loaded; else,
+    for a scan long enough to repay it, after waiting for its import (bounded)."""
+    if _np is not None:
+        return True
+    with _loading:
+        started = _started
+    if span_bytes >= START_IMPORT_BYTES or (started and span_bytes >= WAIT_IMPORT_BYTES):
+        return wait_loaded(IMPORT_WAIT_S)
+    return False
 
 
 def count_newlines(buf: Buffer, start: int = 0, end: int | None = None) -> int:
@@ -143,7 +168,11 @@ def count_and_find(
         return total, find(buf, n, start, stop)
     if buf.find(b"\n", start, stop) < 0:
         return 0, -1
-    flags = _flag(np, buf, start, size)
+    # _flag, inlined: this is every truncation's hot path (a call is 0.2-0.3 us of ~20).
+    flags = getattr(_flags, "buffer", None)
+    if flags is None:
+        flags = _flag_buffer(np)
+    flags = np.equal(np.frombuffer(buf, np.uint8, size, start), _NEWLINE, out=flags[:size])
     total = int(np.count_nonzero(flags))
     if total < n:
         return total, -1

@@ -7,6 +7,16 @@ One record serves two readers (issue 15 and issue 13, one mechanism):
 - The economy profile asks :meth:`ReadRecord.earlier_read` whether a Read of
   the same window returned the same bytes before, and which call that was.
 
+Which results are still in the model's context. Every entry carries the
+*epoch* (model-context generation) it was seen in; :meth:`new_context` starts
+a new one, and only entries of the current epoch answer :meth:`earlier_read`.
+The session's checkpoints are what end a context: the record keeps the count of
+checkpoints it last knew, and :meth:`follow_checkpoints` (Read calls it with the
+store's count before each economy re-read check) starts a new epoch when the
+count moved, whichever process wrote the checkpoint. A new host of the same
+session keeps the epoch (``toolbound call`` is one host per call, and the
+agent's context goes on across them).
+
 What "was Read" means. A Read returns one window (at most 2000 lines / 48 KB),
 so for a file larger than a window an agent sees only parts of it. Asking it
 to page through a 100 MB log before changing one line would push it back to
@@ -33,8 +43,9 @@ Pieces:
                   SHA instructions: 0.18 s per 100 MB here, blake2b 0.44 s)
     Hasher        an incremental digest, fed while a file is written
     Seen          one entry: what a call saw (byte range, hash, call id, window)
-    ReadRecord    the record: saw_window, wrote, check, earlier_read, new_context;
-                  to_json / from_json, so a later process of the session knows it
+    ReadRecord    the record: saw_window, wrote, check, earlier_read, new_context,
+                  follow_checkpoints; to_json / from_json, so a later process of the
+                  session knows it
 """
 
 from __future__ import annotations
@@ -44,6 +55,7 @@ import hashlib
 import json
 import mmap
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -90,6 +102,9 @@ class Seen:
     For a Read, ``offset`` and ``limit`` are its arguments (lines) and
     ``line_count`` the lines it returned. ``at_eof``: the range ran to end of
     file. ``epoch`` is the model-context generation it was seen in.
+    ``text_digest`` is the digest of the text the Read returned (its content and
+    notice; "" for an entry that is not a Read, or saved before it was kept):
+    a re-read is unchanged only when this and ``digest`` both still hold.
     """
 
     call_id: str
@@ -102,6 +117,7 @@ class Seen:
     limit: int | None = None
     line_count: int | None = None
     epoch: int = 0
+    text_digest: str = ""
 
     def describe(self) -> str:
         """The call, as a refusal names it."""
@@ -134,9 +150,14 @@ class ReadRecord:
         self._files: dict[Path, _FileSeen] = {}
         self._lock = threading.Lock()
         self._epoch = 0
+        # The session's checkpoints as the record last knew them (follow_checkpoints).
+        self._checkpoints = 0
         self._max_windows = max_windows_per_file
         # Bumped by every change, so a holder saves the record only when it changed.
         self.version = 0
+        # Set by a host whose store holds the session: how many checkpoints the
+        # session has now, None when the store cannot tell (not saved with the record).
+        self.checkpoint_count: Callable[[], int | None] | None = None
 
     def to_json(self) -> str:
         """The record as JSON (paths as strings; a non-UTF-8 name escaped, never lost)."""
@@ -145,7 +166,9 @@ class ReadRecord:
                 str(path): [dataclasses.asdict(seen) for seen in entry.entries]
                 for path, entry in self._files.items()
             }
-            return json.dumps({"epoch": self._epoch, "files": files})
+            return json.dumps(
+                {"epoch": self._epoch, "checkpoints": self._checkpoints, "files": files}
+            )
 
     @classmethod
     def from_json(cls, text: str) -> ReadRecord:
@@ -154,6 +177,7 @@ class ReadRecord:
         try:
             data = json.loads(text)
             record._epoch = int(data["epoch"])
+            record._checkpoints = int(data.get("checkpoints", 0))
             for path, entries in data["files"].items():
                 record._files[Path(path)] = _FileSeen([Seen(**e) for e in entries])
         except (KeyError, TypeError, AttributeError) as err:
@@ -172,8 +196,10 @@ class ReadRecord:
         end_byte: int,
         at_eof: bool,
         digest: str,
+        text_digest: str = "",
     ) -> Seen:
-        """Record a Read window: its raw file bytes ``start_byte .. end_byte`` hash to ``digest``.
+        """Record a Read window: its raw file bytes ``start_byte .. end_byte`` hash to ``digest``,
+        the text it returned to ``text_digest``.
 
         A window from offset 0 to end of file covers the whole file and replaces
         every earlier entry; a window with the same ``offset``/``limit`` as an
@@ -192,6 +218,7 @@ class ReadRecord:
             limit=limit,
             line_count=line_count,
             epoch=self._epoch,
+            text_digest=text_digest,
         )
         with self._lock:
             entry = self._files.setdefault(real, _FileSeen())
@@ -250,16 +277,27 @@ class ReadRecord:
                 )
 
     def earlier_read(
-        self, real: Path, *, offset: int, limit: int | None, digest: str
+        self,
+        real: Path,
+        *,
+        offset: int,
+        limit: int | None,
+        digest: str,
+        text_digest: str | None = None,
     ) -> Seen | None:
         """The Read of the same window that returned the same bytes in the current
-        model context (since the last :meth:`new_context`), if there was one."""
+        model context (since the last :meth:`new_context`), if there was one.
+
+        ``text_digest``, when given, is the digest of the text the new Read would
+        return: the earlier Read must have returned that same text too.
+        """
         for seen in reversed(self.seen(real)):
             if (
                 seen.by == "Read"
                 and seen.epoch == self._epoch
                 and (seen.offset, seen.limit) == (offset, limit)
                 and seen.digest == digest
+                and (text_digest is None or seen.text_digest == text_digest)
             ):
                 return seen
         return None
@@ -268,5 +306,16 @@ class ReadRecord:
         """A checkpoint: earlier results left the model's context. Reads seen before still
         count for Edit and Write, but :meth:`earlier_read` no longer returns them."""
         with self._lock:
+            self._epoch += 1
+            self.version += 1
+
+    def follow_checkpoints(self, count: int) -> None:
+        """The session has ``count`` checkpoints now: when that is not the count the
+        record knew, a checkpoint was written since (by any process), and earlier
+        results left the model's context (:meth:`new_context`)."""
+        with self._lock:
+            if count == self._checkpoints:
+                return
+            self._checkpoints = count
             self._epoch += 1
             self.version += 1

@@ -170,6 +170,12 @@ class HeadCapture:
         """True once nothing more will be kept."""
         return self._full
 
+    def gates_like(self, live: HeadCapture) -> bool:
+        """True if this capture keeps exactly what the fresh gate ``live`` would let
+        through, so it can gate the live chunks itself."""
+        fresh = not (self.counter.bytes or live.counter.bytes)
+        return fresh and (self._max_bytes, self._max_lines) == (live._max_bytes, live._max_lines)
+
     def feed(self, data: bytes) -> bytes:
         before = self.counter.bytes
         if self.counter.feed(data) and self._first_line is None:

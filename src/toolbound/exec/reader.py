@@ -140,7 +140,12 @@ class StreamReader:
         self._fd = fd
         self._stream: Stream = stream
         self._capture = capture
-        self._live = live
+        # stdout's capture keeps the same head its live chunks show (the same
+        # ceiling): it gates them itself, so the first bytes are counted once
+        # and held once (512 KB less per call).
+        self._live = (
+            capture if isinstance(capture, HeadCapture) and capture.gates_like(live) else live
+        )
         self._emit = emit
         self._interval_s = interval_s
         self._chunk_max_bytes = chunk_max_bytes
@@ -284,10 +289,11 @@ class StreamReader:
         return True
 
     def _take(self, data: bytes) -> None:
-        self._capture.feed(data)
         if self._live.full:
+            self._capture.feed(data)
             return
-        shown = self._live.feed(data)
+        kept = self._capture.feed(data)
+        shown = kept if self._live is self._capture and kept is not None else self._live.feed(data)
         if self._pending_bytes + len(shown) > self._chunk_max_bytes:
             # Reads are at most a chunk while live, so no chunk exceeds the maximum.
             self._flush(final=False)

@@ -269,6 +269,15 @@ class SessionStore:
             found = row.fetchone()
         return found is not None and found[0] is not None
 
+    def checkpoint_count(self, session_id: str) -> int:
+        """How many checkpoints the session has (0 for an unknown one): one indexed count,
+        cheap enough for every economy Read to ask."""
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM checkpoints WHERE session_id = ?", (session_id,)
+            ).fetchone()
+        return int(row[0])
+
     def tool_calls(self, session_id: str) -> builtins.list[dict[str, Any]]:
         """The session's recorded tool calls, oldest first: id, tool, args, result."""
         with self._read() as conn:

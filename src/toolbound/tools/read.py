@@ -12,8 +12,26 @@ blocks, the page holds O(window) bytes. A call aborted while a long first
 scan counts lines stops between blocks and returns an empty window whose
 notice says so; what was counted is kept for the next call.
 
+The economy profile (CONTRACT section 8) changes two things, both here:
+
+- the window: ``window_for`` sizes every window, the one place it is decided
+  (the economy's default is ``limits.economy.read_window``'s lines within its bytes,
+  measured by bench/economy.py; a call's own ``limit`` is kept);
+- a re-read: a window whose bytes and text are what an earlier Read of the same
+  window (same ``offset`` and ``limit``) returned while that result is still in
+  the model's context (no checkpoint of the session since: the read record
+  follows the store's checkpoint count before it answers) comes back
+  ``unchanged: true`` with no content and a notice naming the earlier call. It
+  is judged by content hash (the window's bytes and the text made of them),
+  never by mtime. The fact stays recoverable: Read with another offset or
+  limit returns the text in full, and after a checkpoint so does the same Read.
+  A re-read is answered this way only when the notice is shorter than the text;
+- a window with a clipped line names Grep on the file as the way to the rest
+  of it (Grep shows each match with the part of its line around it).
+
 Pieces:
     run            the tool: ReadArgs -> ReadResult (or a ToolError)
+    Window         how much one Read returns; window_for sizes it for a call
     read_window    the blocking body of run
     describe_kind  what a non-regular file is, for refusals
     human_size     "2.3 MB (2412345 bytes)"
@@ -32,6 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolbound import notices
 from toolbound.arguments import ReadArgs
 from toolbound.bounds import sniff_binary
 from toolbound.bounds.binary import BinaryVerdict
@@ -43,10 +62,12 @@ from toolbound.bounds.paging import (
     quick_page,
     window_notice,
 )
-from toolbound.edit.record import ReadRecord, content_digest
-from toolbound.limits import Limits
+from toolbound.edit.record import ReadRecord, Seen, content_digest
+from toolbound.limits import Budget, Limits
+from toolbound.model_text import Profile
 from toolbound.paths import OsErrorKind, Resolved, Roots, os_error
 from toolbound.results import ErrorCode, ReadResult, ToolError
+from toolbound.shrink import budget_for
 from toolbound.tools import ToolContext
 from toolbound.tools.lineindex import INDEXES, FileKey, ScanStopped
 
@@ -59,21 +80,79 @@ SUGGEST_NAMES = 3
 
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 
+# The economy profile's window when a call names no limit, and its byte budget
+# (any window, whatever its limit): measured, see ``window_for``.
+
 
 async def run(args: ReadArgs, ctx: ToolContext) -> ReadResult:
     """Read the window ``args.offset .. +limit`` of ``args.path`` (CONTRACT section 4)."""
-    limit = ctx.limits.read_window_lines if args.limit is None else args.limit
-    return await asyncio.to_thread(
+    window = window_for(args, ctx)
+    result = await asyncio.to_thread(
         read_window,
         ctx.roots,
         args.path,
         offset=args.offset,
-        limit=limit,
+        limit=window.lines,
         limits=ctx.limits,
         stop=ctx.abort.is_set,
         record=ctx.record,
         call_id=ctx.tool_call_id,
+        budget=window.budget,
+        profile=ctx.profile,
     )
+    if window.notice is None or not result.truncated:
+        return result  # a budget that cut nothing needs no word
+    said = notices.join([s for s in (result.notice, window.notice) if s])
+    return result.model_copy(update={"notice": said})
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """How much one Read returns: ``lines`` lines at most, within ``budget`` (whose
+    ``max_lines`` caps a call's own limit). ``notice``, when set, is a sentence the
+    result's notice ends with (a budget shrunken as the context fills names itself)."""
+
+    lines: int
+    budget: Budget
+    notice: str | None = None
+
+
+def window_for(args: ReadArgs, ctx: ToolContext) -> Window:
+    """The window of a Read call: the one place its size is decided.
+
+    Exact: the seed's table (the call's limit, default 2000 lines, within 48 KB).
+    Economy: ``limits.economy.read_window`` (200 lines within 16 KB, never more
+    than exact's), or the call's own limit within those bytes. The arguments
+    arrive with a limit left out filled with the host default
+    (``limits.read_window_lines``), so a limit of exactly that reads as left out.
+
+    Why 200 lines / 16 KB: ``bench/economy.py --windows`` reads the trace's 19
+    Read calls through this Read per window and pages each on to its needle.
+    Against exact's 2000 lines / 48 KB, 200 / 16 KB shows the first pages in
+    87,509 bytes instead of 356,882 (13 of 19 needles on the first page instead
+    of 16) and reaches every needle within 2000 lines in 165,584 bytes instead
+    of 339,413, for 31 pages instead of 20; 100 lines saves 12% more bytes for
+    15 more pages (SWE-agent's ablation found a 100-line viewer solves more
+    tasks than a whole file; 200 keeps most of the byte gain in fewer calls).
+
+    The economy's shrinking budgets (as the model's context fills, ``ctx.gauge``)
+    apply here, on ``budget``, with their sentence on ``Window.notice``.
+    """
+    limits = ctx.limits
+    asked = args.limit if args.limit is not None else limits.read_window_lines
+    if ctx.profile != "economy":
+        return Window(asked, limits.search)
+    window = limits.economy.read_window
+    base = Budget(
+        max_bytes=min(window.max_bytes, limits.search.max_bytes),
+        max_lines=min(window.max_lines, limits.read_window_lines),
+    )
+    # As the context fills the window shrinks (a call's own limit with it).
+    budget, notice = budget_for(ctx, "Read", base)
+    lines = budget.max_lines if asked == limits.read_window_lines else asked
+    if notice is not None:
+        lines = min(lines, budget.max_lines)
+    return Window(lines, Budget(budget.max_bytes, limits.search.max_lines), notice)
 
 
 def read_window(
@@ -86,12 +165,19 @@ def read_window(
     stop: Callable[[], bool] = lambda: False,
     record: ReadRecord | None = None,
     call_id: str = "",
+    budget: Budget | None = None,
+    profile: Profile = "exact",
 ) -> ReadResult:
     """The blocking body of Read: resolve, stat, open, sniff, locate, page.
 
     ``stop`` is polled while a long scan counts lines (the call's abort).
-    ``record``, when given, learns the window returned (call ``call_id``).
+    ``record``, when given, learns the window returned (call ``call_id``);
+    under the economy ``profile`` it also answers whether the window is a
+    re-read of one still in the model's context (see the module docstring).
+    ``budget`` bounds the window (``limits.search`` when None).
     """
+    # The window's budget stands in for the search budget it defaults to.
+    window = limits if budget in (None, limits.search) else limits.replace(search=budget)
     target = roots.resolve(path)
     before = _stat(target)
     _refuse_non_file(target, before)
@@ -100,25 +186,80 @@ def read_window(
         st = os.fstat(fd)
         _refuse_binary(fd, target, st, limits)
         result, seen = _page(
-            fd, target, FileKey.of(st), offset=offset, limit=limit, limits=limits, stop=stop
+            fd, target, FileKey.of(st), offset=offset, limit=limit, limits=window, stop=stop
         )
     except OSError as err:
         raise _os_error(err, target) from None
     finally:
         os.close(fd)
-    if record is not None and seen is not None:
-        record.saw_window(
-            target.real,
-            call_id=call_id,
-            offset=offset,
-            limit=limit,
-            line_count=result.line_count,
-            start_byte=seen.start,
-            end_byte=seen.end,
-            at_eof=seen.at_eof,
-            digest=seen.digest,
+    if seen is None:
+        return result
+    if profile == "economy" and seen.clipped_lines:
+        said = [*filter(None, [result.notice]), notices.read_clipped_grep(target.shown)]
+        result = result.model_copy(update={"notice": notices.join(said)})
+    if record is None:
+        return result
+    text_digest = ""
+    if profile == "economy":
+        text_digest = _text_digest(result)
+        earlier = _earlier_in_context(
+            record, target.real, offset=offset, limit=limit, digest=seen.digest, text=text_digest
         )
+        if earlier is not None:
+            unchanged = _unchanged(result, earlier)
+            if _text_size(unchanged) < _text_size(result):
+                return unchanged
+    record.saw_window(
+        target.real,
+        call_id=call_id,
+        offset=offset,
+        limit=limit,
+        line_count=result.line_count,
+        start_byte=seen.start,
+        end_byte=seen.end,
+        at_eof=seen.at_eof,
+        digest=seen.digest,
+        text_digest=text_digest,
+    )
     return result
+
+
+def _text_digest(result: ReadResult) -> str:
+    """The digest of the text a Read result shows: its content, then its notice."""
+    notice = (result.notice or "").encode()
+    return content_digest(result.content.encode() + b"\0" + notice)
+
+
+def _text_size(result: ReadResult) -> int:
+    return len(result.content) + len(result.notice or "")
+
+
+def _earlier_in_context(
+    record: ReadRecord, real: Path, *, offset: int, limit: int, digest: str, text: str
+) -> Seen | None:
+    """The earlier Read of this window, with these bytes and this text, still in the
+    model's context: after the record followed the session's checkpoints (None when
+    their count cannot be learned: then nobody can say the result is still there).
+    Asked before every economy window is recorded, so a window read after a
+    checkpoint is recorded in the context it was read in."""
+    if record.checkpoint_count is not None:
+        count = record.checkpoint_count()
+        if count is None:
+            return None
+        record.follow_checkpoints(count)
+    return record.earlier_read(real, offset=offset, limit=limit, digest=digest, text_digest=text)
+
+
+def _unchanged(result: ReadResult, earlier: Seen) -> ReadResult:
+    """``result`` answered as a re-read of ``earlier``: no content, the notice naming it."""
+    continues = None if result.total_lines is not None else result.offset + result.line_count
+    notice = notices.read_unchanged(
+        call_id=earlier.call_id,
+        offset=result.offset,
+        line_count=result.line_count,
+        next_offset=continues,
+    )
+    return result.model_copy(update={"content": "", "notice": notice, "unchanged": True})
 
 
 def _stat(target: Resolved) -> os.stat_result:
@@ -296,12 +437,14 @@ def _stopped(target: Resolved, key: FileKey, *, offset: int, counted: int) -> Re
 
 @dataclass(frozen=True, slots=True)
 class _Seen:
-    """File bytes ``start .. end`` of a window, hashing to ``digest`` (for the read record)."""
+    """File bytes ``start .. end`` of a window, hashing to ``digest`` (for the read record);
+    ``clipped_lines``: how many of its lines were clipped (the economy names Grep for them)."""
 
     start: int
     end: int
     at_eof: bool
     digest: str
+    clipped_lines: int = 0
 
 
 def _take_window(
@@ -332,7 +475,13 @@ def _take_window(
             lines, max_lines=max_lines, max_bytes=budget, max_line_chars=limits.max_line_chars
         )
     held = min(page.raw_bytes, len(buf))
-    seen = _Seen(start, start + held, start + held >= size, content_digest(buf, 0, held))
+    seen = _Seen(
+        start,
+        start + held,
+        start + held >= size,
+        content_digest(buf, 0, held),
+        page.clipped_lines,
+    )
     return page, seen
 
 

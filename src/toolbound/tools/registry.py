@@ -43,6 +43,7 @@ from toolbound.arguments import (
 from toolbound.context import ToolContext
 from toolbound.jobs.models import JobListResult, JobOutputResult, JobStartResult
 from toolbound.limits import Limits, format_size
+from toolbound.model_text import Profile
 from toolbound.results import (
     BashResult,
     EditResult,
@@ -77,6 +78,8 @@ class ToolSpec:
     describe: Callable[[Limits], str]
     read_only: bool
     limited: Callable[[Limits], Mapping[str, Limited]] = field(default=_no_arguments)
+    # What the economy profile changes of the description, a sentence appended to it.
+    economy: Callable[[Limits], str] | None = None
     # When a range depends on another argument (Bash's timeout with `background`):
     # the arguments' own limits; ``limited`` then only shapes the input schema.
     limited_for: Callable[[Args, Limits], Mapping[str, Limited]] | None = None
@@ -87,6 +90,13 @@ class ToolSpec:
         if limited_for is None:
             return parse_args(self.name, self.args, raw, limited=self.limited(limits))
         return parse_args(self.name, self.args, raw, limited=lambda args: limited_for(args, limits))
+
+    def description(self, limits: Limits, profile: Profile = "exact") -> str:
+        """The tool's description for the limits and the result profile in force."""
+        text = self.describe(limits)
+        if profile == "economy" and self.economy is not None:
+            text = f"{text} {self.economy(limits)}"
+        return text
 
     def runner(self) -> Runner:
         """The tool's ``run``, its module imported on first use."""
@@ -109,6 +119,33 @@ def _describe_read(limits: Limits) -> str:
         "`offset` the notice names. `content` is the file's exact text (no line numbers), "
         "`totalLines` appears once the window reaches the end of the file. Binary files "
         "are refused with TOOL_BINARY_CONTENT."
+    )
+
+
+_SHRINKS = "Budgets shrink as the model's context fills; a notice names a shrunken budget."
+
+
+def _economy_read(limits: Limits) -> str:
+    window = limits.economy.read_window
+    return (
+        f"This host's economy profile: `limit` defaults to {window.max_lines} lines within "
+        f"{format_size(window.max_bytes)}; a re-read of a window whose bytes are unchanged "
+        "while its earlier result is still in your context returns `unchanged: true`, no "
+        f"content, and a notice naming that earlier call. {_SHRINKS}"
+    )
+
+
+def _economy_search(_limits: Limits) -> str:
+    return f"This host's economy profile: {_SHRINKS}"
+
+
+def _economy_bash(limits: Limits) -> str:
+    out, err = limits.economy.shell_stdout, limits.economy.shell_stderr
+    return (
+        "This host's economy profile, instead: stdout keeps its first and last lines "
+        f"within {out.label} and stderr within {err.label}, a marker between naming the "
+        "spill file that holds both ends; progress-bar rewrites are collapsed to what a "
+        f"terminal shows and styling removed. {_SHRINKS}"
     )
 
 
@@ -261,6 +298,7 @@ SPECS: tuple[ToolSpec, ...] = (
         results=(ReadResult,),
         module="toolbound.tools.read",
         describe=_describe_read,
+        economy=_economy_read,
         read_only=True,
         limited=lambda limits: {
             "limit": Limited(limits.read_window_lines, 1, limits.read_window_lines, unit=" lines")
@@ -272,6 +310,7 @@ SPECS: tuple[ToolSpec, ...] = (
         results=(GlobResult,),
         module="toolbound.tools.glob",
         describe=_describe_glob,
+        economy=_economy_search,
         read_only=True,
         limited=lambda limits: {
             "limit": Limited(limits.glob_limit_default, 1, limits.glob_limit_max)
@@ -283,6 +322,7 @@ SPECS: tuple[ToolSpec, ...] = (
         results=(GrepContentResult, GrepFilesResult, GrepCountResult),
         module="toolbound.tools.grep",
         describe=_describe_grep,
+        economy=_economy_search,
         read_only=True,
         limited=lambda limits: {"headLimit": Limited(limits.grep_head_limit)},
     ),
@@ -292,6 +332,7 @@ SPECS: tuple[ToolSpec, ...] = (
         results=(BashResult, JobStartResult),
         module="toolbound.tools.bash",
         describe=_describe_bash,
+        economy=_economy_bash,
         read_only=False,
         limited=lambda limits: {"timeout": _bash_timeout(limits)},
         limited_for=lambda args, limits: {

@@ -1,0 +1,58 @@
+"""An economy re-read through the MCP server, with the official SDK client."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+
+from toolbound.store import SessionStore
+
+WAIT_S = 30.0
+TEXT = "".join(f"line {n:02d} {'.' * 31}\n" for n in range(60))
+
+
+def only_text(result: types.CallToolResult) -> str:
+    assert len(result.content) == 1
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+async def test_serve_with_the_economy_profile_answers_a_re_read_unchanged(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text(TEXT)
+    env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None
+    argv = ["-m", "toolbound", "serve", "--stdio", "--workspace", str(tmp_path)]
+    argv += ["--data-dir", str(tmp_path / "data"), "--profile", "economy"]
+    params = StdioServerParameters(command=sys.executable, args=argv, env=env)
+    async with Client(params, read_timeout_seconds=WAIT_S) as client:
+        # The client checks results against the output schemas.
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        first = await client.call_tool("Read", {"path": "a.txt"})
+        again = await client.call_tool("Read", {"path": "a.txt"})
+    # The tools are described for the profile in force.
+    assert "economy profile: `limit` defaults to 200 lines within 16KB" in str(
+        listed["Read"].description
+    )
+    assert "stdout keeps its first and last lines within 300 lines / 12KB" in str(
+        listed["Bash"].description
+    )
+    assert only_text(first) == TEXT
+    assert first.structured_content is not None
+    assert "unchanged" not in first.structured_content
+    assert not again.is_error
+    assert again.structured_content is not None
+    assert again.structured_content["unchanged"] is True
+    assert again.structured_content["content"] == ""
+    notice = again.structured_content["notice"]
+    assert only_text(again) == f"[{notice}]"
+    # The call it names is the first, recorded with the content.
+    with SessionStore(tmp_path / "data") as store:
+        (session,) = store.list()
+        recorded = store.tool_calls(session.id)
+    assert [c["result"].get("unchanged") for c in recorded] == [None, True]
+    assert notice.startswith(f"Unchanged since {recorded[0]['toolCallId']} (lines 1-60,")
+    assert recorded[0]["result"]["content"] == TEXT
