@@ -300,6 +300,33 @@ async def test_the_context_ledger_is_drawn_per_tool_and_call_by_call_and_follows
     await page.wait_for_selector("#detail[data-stream=done]")
 
 
+async def test_a_re_read_avoided_is_marked_in_the_ledger(
+    served: Served, page: Any, screenshot: Any
+) -> None:
+    (served.workspace / "notes.txt").write_text("".join(f"note {i}\n" for i in range(40)))
+    data = served.host.data_dir
+    async with ToolHost(
+        served.workspace, data_dir=data, session_id="eco", profile="economy"
+    ) as eco:
+        await eco.call("Read", {"path": "notes.txt"}, tool_call_id="first")
+        again = await eco.call("Read", {"path": "notes.txt"}, tool_call_id="again")
+        await eco.call("Bash", {"command": "seq 1 9000"}, tool_call_id="count")
+    assert again["unchanged"] is True
+    await page.goto(session_url(served, "eco"))
+    await page.wait_for_selector("#ledger[data-calls='3']")
+    with SessionStore(data) as store:
+        read = store.session("eco").ledger()["tools"]["Read"]
+    assert read["rereadsAvoided"] == 1
+    shown = await page.evaluate(LEDGER_SHOWN)
+    assert "· 1 re-read avoided" in shown["total"]
+    read_row = next(r for r in shown["tools"] if r[0] == "Read")
+    assert read_row[3:5] == [1, f"{read['modelTokens']} tok · 2 calls · 1 re-read avoided"]
+    marked = "() => [...document.querySelectorAll('.ledger-time a.col')]"
+    marked += ".map(a => a.querySelector('path.reread') !== null)"
+    assert await page.evaluate(marked) == [False, True, False]
+    await screenshot(page, "ledger-reread")
+
+
 async def test_a_background_job_shows_live_and_stops_only_once_confirmed(
     served: Served, page: Any, screenshot: Any
 ) -> None:
