@@ -55,4 +55,5 @@ def test_a_session_that_ended_was_last_active_when_it_ended(store: SessionStore)
         "host": "machine-b",
         "toolCalls": 0,
         "lastActivity": ended.ended_at,
+        "tokens": 0,
     }

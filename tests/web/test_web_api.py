@@ -18,6 +18,8 @@ ROUTES = [
     "/",
     "/static/app.js",
     "/api/sessions",
+    "/api/sessions/web-s1/ledger",
+    "/api/sessions/web-s1/jobs",
     "/api/sessions/web-s1/calls",
     "/api/sessions/web-s1/calls/call_x",
     "/api/sessions/web-s1/calls/call_x/events",
@@ -53,6 +55,11 @@ async def test_every_route_refuses_a_request_without_the_token(client: Any, path
     response = await client.get(path)
     assert response.status_code == 403
     assert response.text.startswith("403: the toolbound web view needs its token.")
+
+
+async def test_a_stop_without_the_token_is_refused(client: Any) -> None:
+    response = await client.post("/api/sessions/web-s1/jobs/job_x/stop", json={})
+    assert response.status_code == 403
 
 
 @pytest.mark.parametrize("path", ROUTES)
@@ -223,3 +230,101 @@ async def test_a_call_shows_its_whole_arguments_its_model_view_and_why_an_output
         "/api/sessions/web-s1/calls/counted/outputs/stdout", headers=bearer(served)
     )
     assert (gone.status_code, gone.json()) == (410, {"error": reason, "gone": True})
+
+
+async def test_the_ledger_route_is_the_stores_ledger_and_sessions_list_its_tokens(
+    client: Any, served: Served
+) -> None:
+    from toolbound.store import SessionStore
+
+    (served.workspace / "small.txt").write_text("one\ntwo\n")
+    await served.host.call("Bash", {"command": "seq 1 5000"}, tool_call_id="l_cut")
+    await served.host.call("Read", {"path": "small.txt"}, tool_call_id="l_read")
+    response = await client.get("/api/sessions/web-s1/ledger", headers=bearer(served))
+    with SessionStore(served.host.data_dir) as store:
+        ledger = store.session("web-s1").ledger()
+    assert response.json() == ledger
+    assert [c["toolCallId"] for c in ledger["calls"]] == ["l_cut", "l_read"]
+    assert ledger["total"]["elidedBytes"] > 0
+    sessions = (await client.get("/api/sessions", headers=bearer(served))).json()["sessions"]
+    assert [(s["id"], s["tokens"]) for s in sessions] == [
+        ("web-s1", ledger["total"]["modelTokens"])
+    ]
+
+    unknown = await client.get("/api/sessions/nobody/ledger", headers=bearer(served))
+    assert unknown.status_code == 404
+    assert unknown.json() == {
+        "error": "The store holds no session 'nobody': it records no ledger for it."
+    }
+    bad = await client.get("/api/sessions/..%2Fx/ledger", headers=bearer(served))
+    assert bad.status_code == 404
+
+
+async def test_a_stored_economy_call_shows_the_model_text_it_was_sent_as(
+    client: Any, served: Served
+) -> None:
+    from toolbound.host import ToolHost
+    from toolbound.store import SessionStore
+    from toolbound.web import StoreSource
+
+    # Styling and a rewritten line: economy sends what a terminal would show.
+    command = "printf '\\033[31mred\\033[0m\\n'; printf 'step 1\\rstep 2\\n'"
+    async with ToolHost(
+        served.workspace, data_dir=served.host.data_dir, session_id="eco", profile="economy"
+    ) as eco:
+        events = [e async for e in eco.stream("Bash", {"command": command}, tool_call_id="e1")]
+    sent = events[-1]["text"]
+    assert "<stdout>\nred\nstep 2\n</stdout>" in sent
+    # Not the hub's (it does not watch this host): rendered from the store's row.
+    assert served.hub.record("eco", "e1") is None
+    with SessionStore(served.host.data_dir) as store:
+        (record,) = StoreSource(store).call_records("eco")
+    assert record.profile == "economy"
+    row = (await client.get("/api/sessions/eco/calls/e1", headers=bearer(served))).json()
+    assert row["model"]["text"] == sent
+
+
+async def test_a_job_of_a_host_elsewhere_is_listed_from_the_store_and_not_stopped_here(
+    client: Any, served: Served
+) -> None:
+    from toolbound.host import ToolHost
+    from toolbound.web.jobs import NOT_HERE
+
+    args = {"command": "echo begun; sleep 60", "background": True}
+    async with ToolHost(served.workspace, data_dir=served.host.data_dir, session_id="far") as far:
+        job_id = (await far.call("Bash", args, tool_call_id="bg"))["jobId"]
+        await far.call("JobOutput", {"jobId": job_id, "until": "begun", "waitS": 10})
+        listed = (await client.get("/api/sessions/far/jobs", headers=bearer(served))).json()
+        assert [(j["jobId"], j["command"], j["state"], j["stoppable"]) for j in listed["jobs"]] == [
+            (job_id, args["command"], "running", False)
+        ]
+        assert listed["jobs"][0]["stopNote"] == NOT_HERE
+        path = f"/api/sessions/far/jobs/{job_id}/stop"
+        refused = await client.post(path, json={}, headers=bearer(served))
+        assert (refused.status_code, refused.json()) == (409, {"error": NOT_HERE})
+        assert far.jobs.get(job_id).running
+    # Its host closed and stopped it: the store has its end.
+    ended = (await client.get("/api/sessions/far/jobs", headers=bearer(served))).json()["jobs"]
+    assert [(j["state"], j["stopNote"]) for j in ended] == [("killed", None)]
+    assert ended[0]["totals"]["stdout"]["bytes"] == len("begun\n")
+
+
+async def test_a_stop_is_a_json_request_for_a_job_this_session_has(
+    client: Any, served: Served
+) -> None:
+    started = await served.host.call(
+        "Bash", {"command": "sleep 60", "background": True}, tool_call_id="bg_here"
+    )
+    path = f"/api/sessions/web-s1/jobs/{started['jobId']}/stop"
+    form = await client.post(path, data={"x": "1"}, headers=bearer(served))
+    assert (form.status_code, form.json()) == (415, {"error": "a stop is a JSON request"})
+    assert served.host.jobs.get(started["jobId"]).running
+    unknown = await client.post(
+        "/api/sessions/web-s1/jobs/job_nope/stop", json={}, headers=bearer(served)
+    )
+    assert unknown.status_code == 404
+    assert unknown.json() == {"error": "This session has no job 'job_nope' (now)."}
+    stopped = await client.post(path, json={}, headers=bearer(served))
+    assert stopped.status_code == 200
+    assert (stopped.json()["jobId"], stopped.json()["state"]) == (started["jobId"], "killed")
+    assert not served.host.jobs.get(started["jobId"]).running

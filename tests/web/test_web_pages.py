@@ -65,6 +65,8 @@ async def test_sessions_show_where_they_run_when_and_how_many_calls_newest_first
     with SessionStore(served.host.data_dir) as store:
         store.note_origin("far", workspace="/srv/far", host="machine-b")
         rows = {s.id: s for s in store.summaries()}
+        tokens = {sid: store.session(sid).ledger()["total"]["modelTokens"] for sid in rows}
+    assert tokens["second"] > 0
 
     await page.goto(session_url(served, "second"))
     here = served.view.here
@@ -81,7 +83,7 @@ async def test_sessions_show_where_they_run_when_and_how_many_calls_newest_first
             f"started {clock(rows[sid].created_at)}",
             f"last {clock(rows[sid].last_activity)}",
             f"{calls} call{'' if calls == 1 else 's'}",
-            "tokens —",
+            f"{tokens[sid]:,} tokens",
         ]
         for sid, ws, host, calls in expected
     ]
@@ -225,3 +227,150 @@ async def test_hundreds_of_calls_list_light_and_a_poll_keeps_their_rows(
     kept = "() => [...document.querySelectorAll('#calls .call')].every((r, i) => r === __rows[i])"
     assert await page.evaluate(kept)
     assert await page.text_content("#args-list dd[data-arg=content]") == big
+
+
+LEDGER_SHOWN = """() => {
+    const box = document.querySelector('#ledger');
+    return {
+        total: box.querySelector('#ledger-total').textContent,
+        tools: [...box.querySelectorAll('.tool-row')].map(g => [
+            g.dataset.tool, Number(g.dataset.tokens), Number(g.dataset.elided),
+            Number(g.dataset.rereads), g.querySelector('text.value').textContent,
+            Number(g.querySelector('rect.sent').getAttribute('width')),
+        ]),
+        cols: [...box.querySelectorAll('.ledger-time a.col')].map(a => [
+            a.dataset.call, Number(a.dataset.running), Number(a.dataset.elided),
+            a.getAttribute('href'),
+        ]),
+    };
+}"""
+
+
+async def test_the_context_ledger_is_drawn_per_tool_and_call_by_call_and_follows_new_calls(
+    served: Served, page: Any, screenshot: Any
+) -> None:
+    (served.workspace / "notes.txt").write_text("".join(f"note {i}\n" for i in range(40)))
+    host = served.host
+    await host.call("Bash", {"command": "seq 1 20000"}, tool_call_id="big")
+    await host.call("Read", {"path": "notes.txt"}, tool_call_id="notes")
+    await host.call("Grep", {"pattern": "note 1"}, tool_call_id="grep")
+    await host.call("Bash", {"command": "echo done"}, tool_call_id="small")
+    await page.goto(session_url(served, "web-s1"))
+    await page.wait_for_selector("#ledger[data-calls='4']")
+    with SessionStore(host.data_dir) as store:
+        ledger = store.session("web-s1").ledger()
+    shown = await page.evaluate(LEDGER_SHOWN)
+
+    total = ledger["total"]
+    assert shown["total"] == (
+        f"{total['modelTokens']:,} tokens sent in 4 calls · "
+        f"{total['elidedBytes'] / 1024:.1f} KB elided · 0 re-reads avoided · "
+        f"{total['spilledBytes'] / 1024:.1f} KB spilled"
+    )
+    by_tokens = sorted(ledger["tools"].items(), key=lambda kv: -kv[1]["modelTokens"])
+    assert [row[:4] for row in shown["tools"]] == [
+        [tool, t["modelTokens"], t["elidedBytes"], t["rereadsAvoided"]] for tool, t in by_tokens
+    ]
+    bash = ledger["tools"]["Bash"]
+    assert shown["tools"][0][4] == f"{bash['modelTokens']:,} tok · 2 calls"
+    # Bars in proportion to the tokens sent.
+    (_, bash_w), *_, (_, last_w) = [(r[0], r[5]) for r in shown["tools"]]
+    last_tokens = by_tokens[-1][1]["modelTokens"]
+    assert abs(bash_w / last_w - bash["modelTokens"] / last_tokens) < 0.01
+    # Call by call: the running total of tokens sent and of bytes elided; each links to its call.
+    elided = 0
+    expected = []
+    for c in ledger["calls"]:
+        elided += c["elidedBytes"]
+        expected.append(
+            [c["toolCallId"], c["runningTokens"], elided, f"#s=web-s1&c={c['toolCallId']}"]
+        )
+    assert shown["cols"] == expected
+    await screenshot(page, "ledger")
+
+    # A call that finishes while the page is open joins the picture without a reload.
+    await host.call("Bash", {"command": "seq 1 300"}, tool_call_id="later")
+    await page.wait_for_selector("#ledger[data-calls='5']")
+    cols = (await page.evaluate(LEDGER_SHOWN))["cols"]
+    assert [c[0] for c in cols] == ["big", "notes", "grep", "small", "later"]
+    with SessionStore(host.data_dir) as store:
+        assert cols[-1][1] == store.session("web-s1").ledger()["total"]["modelTokens"]
+    await page.click(".ledger-time a.col[data-call=notes] rect")
+    await page.wait_for_function("() => location.hash === '#s=web-s1&c=notes'")
+    await page.wait_for_selector("#detail[data-stream=done]")
+
+
+async def test_a_re_read_avoided_is_marked_in_the_ledger(
+    served: Served, page: Any, screenshot: Any
+) -> None:
+    (served.workspace / "notes.txt").write_text("".join(f"note {i}\n" for i in range(40)))
+    data = served.host.data_dir
+    async with ToolHost(
+        served.workspace, data_dir=data, session_id="eco", profile="economy"
+    ) as eco:
+        await eco.call("Read", {"path": "notes.txt"}, tool_call_id="first")
+        again = await eco.call("Read", {"path": "notes.txt"}, tool_call_id="again")
+        await eco.call("Bash", {"command": "seq 1 9000"}, tool_call_id="count")
+    assert again["unchanged"] is True
+    await page.goto(session_url(served, "eco"))
+    await page.wait_for_selector("#ledger[data-calls='3']")
+    with SessionStore(data) as store:
+        read = store.session("eco").ledger()["tools"]["Read"]
+    assert read["rereadsAvoided"] == 1
+    shown = await page.evaluate(LEDGER_SHOWN)
+    assert "· 1 re-read avoided" in shown["total"]
+    read_row = next(r for r in shown["tools"] if r[0] == "Read")
+    assert read_row[3:5] == [1, f"{read['modelTokens']} tok · 2 calls · 1 re-read avoided"]
+    marked = "() => [...document.querySelectorAll('.ledger-time a.col')]"
+    marked += ".map(a => a.querySelector('path.reread') !== null)"
+    assert await page.evaluate(marked) == [False, True, False]
+    await screenshot(page, "ledger-reread")
+
+
+async def test_a_background_job_shows_live_and_stops_only_once_confirmed(
+    served: Served, page: Any, screenshot: Any
+) -> None:
+    host = served.host
+    command = "i=1; while :; do echo tick $i; i=$((i+1)); sleep 0.05; done"
+    args = {"command": command, "background": True, "description": "Tick, then wait"}
+    started = await host.call("Bash", args, tool_call_id="start_job")
+    job_id = started["jobId"]
+    row = f"#jobs li[data-id={job_id}]"
+    await page.goto(session_url(served, "web-s1", "start_job"))
+    await page.wait_for_selector(f"{row}[data-state=running]")
+    assert await page.text_content(f"{row} .job-command") == command
+    assert await page.text_content(f"{row} .job-desc") == "Tick, then wait"
+    assert await page.text_content("#result .job-link") == job_id
+
+    # The job's own output, live, in the detail view.
+    await page.click(f"{row} .job-command")
+    await page.wait_for_function(
+        "() => window.toolbound.panes.stdout.count >= 3 && "
+        "window.toolbound.panes.stdout.lineText(2) === 'tick 3'"
+    )
+    assert await page.text_content("#call-head .badge") == "running"
+    await page.click(f"{row} button.stop")
+    await page.wait_for_selector(f"{row} .confirm")
+    await screenshot(page, "jobs")
+    # The row is redrawn as the job prints (its totals); the question stays.
+    polls = await page.evaluate("() => window.toolbound.state.polls")
+    await page.wait_for_function("n => window.toolbound.state.polls > n + 1", arg=polls)
+    assert await page.is_visible(f"{row} .confirm")
+
+    # "Keep it running" takes the question back; nothing was sent.
+    await page.click(f"{row} .confirm-no")
+    await page.wait_for_selector(f"{row} button.stop")
+    assert host.jobs.get(job_id).running
+    await page.click(f"{row} button.stop")
+    await page.click(f"{row} .confirm-yes")
+    await page.wait_for_selector(f"{row}[data-state=killed]")
+    assert host.jobs.get(job_id).state == "killed"
+    await page.wait_for_function(
+        "() => document.querySelector('#call-head .badge').textContent !== 'running'"
+    )
+    # The page's stop is not the agent's call, and leaves the agent's place in the output.
+    output = await host.call("JobOutput", {"jobId": job_id}, tool_call_id="agent_reads")
+    assert output["state"] == "killed"
+    assert output["stdout"].startswith("tick 1\ntick 2\n")
+    ids = [r.tool_call_id for r in served.hub.records("web-s1")]
+    assert ids == ["start_job", job_id, "agent_reads"]

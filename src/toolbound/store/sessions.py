@@ -17,7 +17,7 @@ Pieces:
     SessionInfo   a session's row and counts
     PruneReport   what store.prune removed
     SessionStore  the store: session(), get(), end(), list(), prune(); events(), recorder();
-                  note_origin(), summaries() (the web view's list, ``summaries``)
+                  note_origin(), summaries(), call_profiles() (the web view's, ``summaries``)
 """
 
 from __future__ import annotations
@@ -35,13 +35,19 @@ from types import TracebackType
 from typing import Any
 
 from toolbound.limits import DEFAULT_LIMITS, Limits
+from toolbound.model_text import Profile
 from toolbound.paths import default_data_dir
 from toolbound.scratch import Scratch, SessionIdError, check_session_id
 from toolbound.store.backend import STORE_ENV, Backend, Conn, SqliteBackend, open_backend
 from toolbound.store.errors import StoreUnavailable
 from toolbound.store.recorder import CallRecorder
 from toolbound.store.replay import read_dropped, read_events, read_tool_calls
-from toolbound.store.summaries import SessionSummary, note_origin, read_summaries
+from toolbound.store.summaries import (
+    SessionSummary,
+    note_origin,
+    read_call_profiles,
+    read_summaries,
+)
 from toolbound.store.tokens import Estimator, estimate_tokens
 from toolbound.store.transcript import Session, SessionError
 
@@ -234,6 +240,11 @@ class SessionStore:
         """Every session (or only ``session_id``) as the web view lists it, newest first."""
         with self._read() as conn:
             return read_summaries(conn, session_id)
+
+    def call_profiles(self, session_id: str) -> dict[str, Profile]:
+        """The profile each of the session's calls was rendered for (``store.summaries``)."""
+        with self._read() as conn:
+            return read_call_profiles(conn, session_id)
 
     def end(self, session_id: str) -> SessionInfo:
         """End the session (it takes no more messages) and remove its scratch dir.

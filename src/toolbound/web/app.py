@@ -7,8 +7,20 @@ Routes (every one needs the token; without it the answer is 403):
     GET /static/{name}                         its scripts and style sheet
     GET /favicon.ico                           204: the page has no icon
     GET /api/sessions                          sessions, newest first: workspace, host,
-                                               start, last activity, calls; and the
-                                               machine this view runs on (``here``)
+                                               start, last activity, calls, tokens (the
+                                               ledger's total; null when only the hub
+                                               knows the session); and the machine this
+                                               view runs on (``here``)
+    GET /api/sessions/{sid}/ledger             the session's context ledger
+                                               (``Session.ledger()``); 404 with the
+                                               reason when the store does not know it
+    GET /api/sessions/{sid}/jobs               the session's background jobs: command,
+                                               state, totals, whether the page may
+                                               stop it (``web.jobs``)
+    POST /api/sessions/{sid}/jobs/{id}/stop    stop a job of a host attached here (a
+                                               JSON request: another origin's form
+                                               cannot send one); 409 when its host
+                                               is elsewhere, 404 for an unknown job
     GET /api/sessions/{sid}/calls              a session's calls, oldest first (rows
                                                without the full arguments)
     GET /api/sessions/{sid}/calls/{id}         one call: its row, full arguments,
@@ -72,10 +84,12 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
+from toolbound.jobs.table import JobTable
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.store.summaries import machine_name
 from toolbound.web.calls import CallRecord, Origin, detail, gone_reason, outputs_of, summary
 from toolbound.web.hub import Hub
+from toolbound.web.jobs import JobStopRefused, job_rows, stop_job
 from toolbound.web.source import CallSource, merged_records
 
 # (session id, Read arguments, the session's workspace on this machine or None) -> result
@@ -89,6 +103,9 @@ KEEPALIVE_S = 15.0
 _STATIC = {
     "app.js": "text/javascript; charset=utf-8",
     "ansi.js": "text/javascript; charset=utf-8",
+    "ledger.js": "text/javascript; charset=utf-8",
+    "jobs.js": "text/javascript; charset=utf-8",
+    "dom.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
 }
 _CSP = (
@@ -223,12 +240,19 @@ class WebView:
             ("/static/{name}", self.static),
             ("/favicon.ico", self.no_icon),
             ("/api/sessions", self.sessions),
+            ("/api/sessions/{sid}/ledger", self.ledger),
             ("/api/sessions/{sid}/calls", self.calls),
             ("/api/sessions/{sid}/calls/{cid}", self.call),
             ("/api/sessions/{sid}/calls/{cid}/events", self.events),
             ("/api/sessions/{sid}/calls/{cid}/outputs/{name}", self.output),
+            ("/api/sessions/{sid}/jobs", self.jobs),
         ]
-        return [Route(path, self._guard(fn), methods=["GET"]) for path, fn in table]
+        posts: list[tuple[str, Endpoint]] = [
+            ("/api/sessions/{sid}/jobs/{jid}/stop", self.stop),
+        ]
+        return [Route(path, self._guard(fn), methods=["GET"]) for path, fn in table] + [
+            Route(path, self._guard(fn), methods=["POST"]) for path, fn in posts
+        ]
 
     # --- the page -------------------------------------------------------------
 
@@ -260,7 +284,8 @@ class WebView:
     async def sessions(self, request: Request) -> Response:
         """Newest first: the hub's sessions the store does not know (yet), then the stored.
 
-        ``tokens`` is the place of the session's context total (the ledger's).
+        ``tokens`` is the session's context total (the ledger's), from the
+        store: None for a session only the hub knows.
         """
         stored = await asyncio.to_thread(self.source.session_rows) if self.source else []
         live = self.hub.live_sessions()
@@ -271,7 +296,7 @@ class WebView:
         return JSONResponse(
             {
                 "here": self.here,
-                "sessions": [{**row, "live": row["id"] in live, "tokens": None} for row in rows],
+                "sessions": [{"tokens": None, **row, "live": row["id"] in live} for row in rows],
             }
         )
 
@@ -319,6 +344,38 @@ class WebView:
             stored = await asyncio.to_thread(self.source.call_records, sid)
             record = next((r for r in reversed(stored) if r.tool_call_id == cid), None)
         return record
+
+    async def ledger(self, request: Request) -> Response:
+        """The session's context ledger, as the store measured its calls."""
+        sid = request.path_params["sid"]
+        if self.source is None:
+            reason = "This web view has no session store: the ledger is kept there."
+            return JSONResponse({"error": reason}, status_code=404)
+        ledger = await asyncio.to_thread(self.source.ledger, sid)
+        if ledger is None:
+            reason = f"The store holds no session {sid!r}: it records no ledger for it."
+            return JSONResponse({"error": reason}, status_code=404)
+        return JSONResponse(ledger)
+
+    def _jobs_of(self, session_id: str) -> JobTable | None:
+        host = self.hub.host_for(session_id)
+        return host.jobs if host is not None else None
+
+    async def jobs(self, request: Request) -> Response:
+        sid = request.path_params["sid"]
+        records = await self._records(sid)
+        return JSONResponse({"jobs": job_rows(records, self._jobs_of(sid))})
+
+    async def stop(self, request: Request) -> Response:
+        """Stop a job (the page asked for confirmation first)."""
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            return JSONResponse({"error": "a stop is a JSON request"}, status_code=415)
+        sid, jid = request.path_params["sid"], request.path_params["jid"]
+        try:
+            entry = await stop_job(self._jobs_of(sid), jid)
+        except JobStopRefused as refused:
+            return JSONResponse({"error": refused.reason}, status_code=refused.status)
+        return JSONResponse(entry)
 
     async def calls(self, request: Request) -> Response:
         records = await self._records(request.path_params["sid"])

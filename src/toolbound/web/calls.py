@@ -27,6 +27,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from toolbound.model_text import Profile
 from toolbound.results import ResultEvent
 from toolbound.store.tokens import estimate_tokens
 
@@ -42,8 +43,9 @@ class CallRecord:
 
     ``failed`` is the crash message of a tool that raised instead of
     returning a result. ``text`` is the result event's model text when the
-    event was seen (the hub); a stored call's is rendered from its result.
-    Times are seconds since the epoch.
+    event was seen (the hub); a stored call's is rendered from its result
+    for ``profile``, the one its row says it was sent under. Times are
+    seconds since the epoch.
     """
 
     tool_call_id: str
@@ -56,6 +58,7 @@ class CallRecord:
     failed: str | None = None
     last_seq: int = -1
     text: str | None = None
+    profile: Profile = "exact"
 
 
 def status_of(record: CallRecord) -> Status:
@@ -156,13 +159,17 @@ def model_view(record: CallRecord) -> dict[str, Any] | None:
     """What the model read for the call: ``{"text", "bytes", "tokens"}``; None while it runs.
 
     The text is the result event's (``ResultEvent.of`` renders a stored
-    call's, as the store's replay does); tokens are ``estimate_tokens`` of it.
+    call's for the profile it was sent under, as the store's replay does);
+    tokens are ``estimate_tokens`` of it.
     """
     if record.result is None:
         return None
     text = record.text
     if text is None:
-        text = ResultEvent.of(record.tool, record.tool_call_id, 0, record.result)["text"]
+        event = ResultEvent.of(
+            record.tool, record.tool_call_id, 0, record.result, profile=record.profile
+        )
+        text = event["text"]
     return {"text": text, "bytes": len(text.encode()), "tokens": estimate_tokens(text)}
 
 

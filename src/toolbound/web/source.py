@@ -9,8 +9,8 @@ call runs). A call another host is running is followed live through the
 store's notifications (``StoreFollower``).
 
 Pieces:
-    CallSource      the store side: sessions, a session's calls, a call's events
-    StoreSource     a CallSource over ``SessionStore`` (summaries, tool_calls, events)
+    CallSource      the store side: sessions, a session's calls and ledger, a call's events
+    StoreSource     a CallSource over ``SessionStore`` (summaries, tool_calls, ledger, events)
     merged_records  hub records + stored records -> one list, oldest first
 """
 
@@ -21,6 +21,8 @@ import builtins
 from collections.abc import AsyncIterator, Iterable
 from typing import Any, Protocol
 
+from toolbound.model_text import Profile
+from toolbound.store.transcript import SessionError
 from toolbound.web.calls import CallRecord
 from toolbound.web.follow import StoreFollower
 
@@ -30,11 +32,15 @@ class CallSource(Protocol):
 
     def session_rows(self, session_id: str | None = None) -> list[dict[str, Any]]:
         """Sessions (or only ``session_id``), newest first: ``{"id", "createdAt", "endedAt",
-        "workspace", "host", "toolCalls", "lastActivity"}``."""
+        "workspace", "host", "toolCalls", "lastActivity", "tokens"}``."""
         ...
 
     def call_records(self, session_id: str) -> list[CallRecord]:
-        """A session's calls, oldest first."""
+        """A session's calls, oldest first, each with the profile it was sent under."""
+        ...
+
+    def ledger(self, session_id: str) -> dict[str, Any] | None:
+        """The session's context ledger (``Session.ledger``), or None if it is unknown."""
         ...
 
     def call_events(self, session_id: str, tool_call_id: str) -> list[dict[str, Any]] | None:
@@ -49,12 +55,20 @@ class CallSource(Protocol):
         ...
 
 
+class _Session(Protocol):
+    def ledger(self) -> dict[str, Any]: ...
+
+
 class _Store(Protocol):
     """The part of ``toolbound.store.SessionStore`` the web view reads."""
 
     def summaries(self, *, session_id: str | None = None) -> builtins.list[Any]: ...
 
     def tool_calls(self, session_id: str) -> builtins.list[dict[str, Any]]: ...
+
+    def call_profiles(self, session_id: str) -> dict[str, Profile]: ...
+
+    def get(self, session_id: str) -> _Session | None: ...
 
     def events(
         self, tool_call_id: str, *, session_id: str | None = None
@@ -81,6 +95,9 @@ class StoreSource:
         return [s.to_wire() for s in self.store.summaries(session_id=session_id)]
 
     def call_records(self, session_id: str) -> list[CallRecord]:
+        # Read after the calls, so each call read has its profile (rows are only added).
+        calls = self.store.tool_calls(session_id)
+        profiles = self.store.call_profiles(session_id)
         return [
             CallRecord(
                 tool_call_id=row["toolCallId"],
@@ -89,9 +106,17 @@ class StoreSource:
                 args=row["args"],
                 started_at=row["startedAt"],
                 result=row["result"],
+                profile=profiles.get(row["toolCallId"], "exact"),
             )
-            for row in self.store.tool_calls(session_id)
+            for row in calls
         ]
+
+    def ledger(self, session_id: str) -> dict[str, Any] | None:
+        try:
+            session = self.store.get(session_id)
+        except SessionError:  # not a session id at all
+            return None
+        return None if session is None else session.ledger()
 
     def call_events(self, session_id: str, tool_call_id: str) -> list[dict[str, Any]] | None:
         return self.store.events(tool_call_id, session_id=session_id) or None

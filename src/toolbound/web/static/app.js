@@ -13,12 +13,17 @@
 //   api          fetch JSON from the server (the cookie carries the token)
 //   sessions     the list: workspace, host, times, calls; a text filter
 //   calls        the session's calls, rows updated in place
+//   ledger       the session's context ledger drawn (ledger.js), fetched as calls finish
+//   jobs         the session's background jobs, their state, a guarded stop (jobs.js)
 //   detail       one call: arguments, outcome, its result rendered, model view
 //   renderers    per tool: Bash, Read, Grep, Glob, Edit/Write, errors
 //   viewer       "open full output": Read windows of a spill file or a file
 //   route        the location hash (#s=SESSION&c=CALL) -> what is shown
 
 import { PLAIN, compact, parseLine, scanState } from "./ansi.js";
+import { el, plural } from "./dom.js";
+import { JobsPanel } from "./jobs.js";
+import { LedgerPanel } from "./ledger.js";
 
 const OVERSCAN = 20; // lines rendered above and below the visible ones
 const COMPACT_AT = 4096; // a line still being written is compacted past this length
@@ -26,13 +31,6 @@ const POLL_MS = 1000; // while the session is live or a call of it runs
 const IDLE_POLL_MS = 5000;
 const VIEW_PAGE_LINES = 500;
 const MAX_ROWS = 5000; // rendered rows of a Grep or Glob result (its budget keeps it below)
-
-function el(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined && text !== null) node.textContent = text;
-  return node;
-}
 
 function styleRun(span, style) {
   const cls = [];
@@ -258,7 +256,7 @@ function sessionItem(s) {
   where.append(el("span", "ws", s.workspace || "workspace unknown"), " · ", el("span", "host", s.host || "host unknown"));
   const when = el("div", "meta when");
   const calls = `${s.toolCalls} call${s.toolCalls === 1 ? "" : "s"}`;
-  const tokens = s.tokens === null || s.tokens === undefined ? "tokens —" : `${s.tokens} tokens`;
+  const tokens = s.tokens === null || s.tokens === undefined ? "tokens —" : `${s.tokens.toLocaleString("en-US")} tokens`;
   when.append(
     el("span", "started", `started ${formatTime(s.createdAt)}`), " · ",
     el("span", "last", `last ${formatTime(s.lastActivity)}`), " · ",
@@ -300,6 +298,7 @@ function callRow(c) {
   row.href = `#s=${enc(state.session)}&c=${enc(c.toolCallId)}`;
   row.dataset.id = c.toolCallId;
   row.append(el("span", "tool", c.tool), el("span", "args", c.argsShort), badge(c.status));
+  if (c.toolCallId.startsWith("job_")) row.append(el("span", "badge job", "background job"));
   if (c.cut) row.append(el("span", "badge cut", "cut"));
   row.append(el("span", "duration", formatDuration(durationOf(c))));
   if (c.description) row.append(el("span", "desc", c.description));
@@ -337,6 +336,7 @@ async function refreshCalls() {
     const current = calls.find((c) => c.toolCallId === state.call);
     if (current) showHead(current);
   }
+  await Promise.all([ledger.refresh(session, calls), jobs.refresh(session, calls)]);
 }
 
 function clearCalls() {
@@ -348,6 +348,8 @@ function clearCalls() {
 
 let panes = null;
 let readPane = null;
+let ledger = null;
+let jobs = null;
 
 function showHead(call) {
   const head = $("call-head");
@@ -485,6 +487,8 @@ function render(call) {
     parts.push(el("p", "status error", `${result.error.code}: ${result.error.message}`));
   } else if (call.tool === "Bash" && "exitCode" in result) {
     renderBash(result, parts);
+  } else if (call.tool === "Bash" && result.jobId) {
+    parts.push(jobStarted(result));
   } else if (call.tool === "Read" && "content" in result) {
     renderRead(result, parts);
   } else if (call.tool === "Grep" && Array.isArray(result.matches)) {
@@ -505,13 +509,12 @@ function render(call) {
 }
 
 function bashStatus(result) {
-  if (result.timedOut) return ["timedOut", "timed out; the process tree was stopped"];
+  if (result.timedOut || result.state === "timedOut") return ["timedOut", "timed out; the process tree was stopped"];
+  if (result.state === "running") return ["running", "running in the background"];
   if (result.aborted) return ["aborted", "aborted; the process tree was stopped"];
   if (result.signal) return ["error", `killed by signal ${result.signal}`];
   return [result.exitCode === 0 ? "done" : "error", `exit status ${result.exitCode}`];
 }
-
-const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 // Bash: the outcome first, then each stream (its totals on its label), live or replayed.
 function renderBash(result, parts) {
@@ -529,6 +532,15 @@ function renderBash(result, parts) {
     }
   }
   $("bash-view").hidden = false;
+}
+
+// Bash with ``background: true``: the job it started, a link to the job's own output.
+function jobStarted(result) {
+  const p = el("p", "status done", "started background job ");
+  const link = el("a", "job-link", result.jobId);
+  link.href = `#s=${enc(state.session)}&c=${enc(result.jobId)}`;
+  p.append(link, ` · pid ${result.pid}`);
+  return p;
 }
 
 // Read: the window of the file, numbered from its offset.
@@ -711,12 +723,15 @@ function start() {
   panes = { stdout: new Pane($("out-stdout")), stderr: new Pane($("out-stderr")) };
   readPane = new Pane($("read-window"));
   viewerPane = new Pane($("viewer-text"));
+  const callHref = (cid) => `#s=${enc(state.session)}&c=${enc(cid)}`;
+  ledger = new LedgerPanel($("ledger"), fetchJson, callHref);
+  jobs = new JobsPanel($("jobs"), fetchJson, callHref);
   $("viewer-next").addEventListener("click", viewerNext);
   $("viewer-prev").addEventListener("click", viewerPrev);
   $("viewer-close").addEventListener("click", () => { $("viewer").hidden = true; });
   $("session-filter").addEventListener("input", drawSessions);
   window.addEventListener("hashchange", route);
-  window.toolbound = { panes, readPane, viewerPane, state };
+  window.toolbound = { panes, readPane, viewerPane, state, ledger, jobs };
   route().finally(() => setTimeout(poll, POLL_MS));
 }
 

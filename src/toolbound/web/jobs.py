@@ -1,0 +1,99 @@
+"""What the page shows of a session's background jobs (CONTRACT section 9), and stopping one.
+
+A job is a call of its own (``toolbound.listeners``: its ``tool_call_id`` is
+its ``jobId``), so its live output reaches the page as any call's does, from
+the hub or the store, with its own ``seq``; the page opens it like a call.
+A job's row says what it runs, its state and its output so far. While the
+host that started it is attached to this web view, its state and totals
+are the job table's own (never stale) and the page may stop it; otherwise
+they are its recorded call's: ``running`` until its final output is
+recorded, which it is when it ends, however it ends.
+
+Stopping from the page stops the job's tree as ``JobStop`` does (TERM, grace,
+KILL, reap) but is not a tool call of the agent: it is not listed or
+recorded as one, and the agent's next ``JobOutput`` still starts where its
+previous one stopped, the job's end in it.
+
+Pieces:
+    job_rows   a session's calls (+ its host's job table) -> the jobs panel's rows
+    stop_job   stop one job of an attached host; its row after
+    JobStopRefused  why a job cannot be stopped from here
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolbound.jobs.table import JobTable
+from toolbound.listeners import is_job_call
+from toolbound.results import ToolError
+from toolbound.web.calls import CallRecord
+
+NOT_HERE = (
+    "This web view does not hold the host that runs this job (another process or "
+    "machine): stop it there, or have the agent call JobStop."
+)
+
+
+class JobStopRefused(Exception):
+    """Why a job cannot be stopped from this web view; ``status`` is the HTTP status."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+def _live(table: JobTable | None, job_id: str) -> dict[str, Any] | None:
+    """The job table's entry of the job (JobOutput's listing), if its host is here."""
+    if table is None:
+        return None
+    try:
+        entry: dict[str, Any] = table.get(job_id).entry().to_wire()
+    except ToolError:  # the table forgot it (past job_max_kept)
+        return None
+    return entry
+
+
+def _row(record: CallRecord, table: JobTable | None) -> dict[str, Any]:
+    args = record.args if isinstance(record.args, dict) else {}
+    result = record.result or {}
+    live = _live(table, record.tool_call_id)
+    state = live["state"] if live else result.get("state", "running")
+    if record.failed is not None:
+        state = "failed"
+    return {
+        "jobId": record.tool_call_id,
+        "command": args.get("command"),
+        "description": args.get("description"),
+        "state": state,
+        "exitCode": live["exitCode"] if live else result.get("exitCode"),
+        "signal": result.get("signal"),
+        "startedAt": record.started_at,
+        "totals": live["totals"] if live else result.get("totals"),
+        "stoppable": live is not None and state == "running",
+        "stopNote": NOT_HERE if live is None and state == "running" else None,
+        "lastSeq": record.last_seq,
+    }
+
+
+def job_rows(records: list[CallRecord], table: JobTable | None) -> list[dict[str, Any]]:
+    """The session's jobs, oldest first; ``table`` is its host's when attached here."""
+    return [_row(r, table) for r in records if is_job_call(r.tool_call_id)]
+
+
+async def stop_job(table: JobTable | None, job_id: str) -> dict[str, Any]:
+    """Stop the job's tree and wait until it is gone; its state after, as the table tells.
+
+    The agent's JobOutput position is left where it was (no page is read).
+    """
+    if table is None:
+        raise JobStopRefused(409, NOT_HERE)
+    try:
+        job = table.get(job_id)
+    except ToolError:
+        raise JobStopRefused(404, f"This session has no job {job_id!r} (now).") from None
+    job.request_stop()
+    await job.stopped()
+    entry: dict[str, Any] = job.entry().to_wire()
+    return entry
