@@ -84,13 +84,15 @@ async def test_the_same_since_gives_the_same_bytes(host: ToolHost) -> None:
     command = "for i in $(seq 1 20000); do echo line $i; echo err $i >&2; done; sleep 600"
     job_id = (await start(host, command))["jobId"]
     await host.call("JobOutput", {"jobId": job_id, "until": "^err 20000$", "waitS": 30})
+    log = host.jobs.get(job_id).logs
+    # stderr's last line is in; stdout's pump may still be behind it.
+    await wait_for_async(lambda: log["stdout"].totals().lines == 20000, "stdout's last line")
     since = {"stdout": 1000, "stderr": 50}
     one = await host.call("JobOutput", {"jobId": job_id, "since": since})
     two = await host.call("JobOutput", {"jobId": job_id, "since": since})
     assert one == two
     stream = "".join(f"line {i}\n" for i in range(1, 20001))[1000:]
     shown = "".join(stream.splitlines(keepends=True)[:4000])
-    log = host.jobs.get(job_id).logs
     assert one["stdout"] == shown + (
         f"[truncated: kept the first 4000 of {stream.count(chr(10))} lines; limit 4000 lines / "
         f"96KB. Full output saved to {log['stdout'].path} — Grep it, or Read it with "
