@@ -204,3 +204,12 @@ def test_a_store_failing_mid_query_is_a_usage_error_naming_it(tmp_path: Path) ->
     assert (out.returncode, out.stdout) == (2, "")
     assert out.stderr.startswith(f"toolbound: the store {data_dir / DB_NAME} failed: ")
     assert "no such table: tool_calls" in out.stderr
+
+
+def test_bash_commands_keep_the_users_environment_without_the_clis_own_settings(
+    tmp_path: Path,
+) -> None:
+    # The CLI limits OpenBLAS's threads in its own process only.
+    command = '{"command": "echo ${OPENBLAS_NUM_THREADS-unset}"}'
+    out = run("call", "Bash", command, "--data-dir", str(tmp_path / "d"), cwd=tmp_path)
+    assert json.loads(out.stdout)["stdout"] == "unset\n"
