@@ -5,6 +5,7 @@ Pieces:
     read_announcement the /mcp URL and the token ``serve --http`` prints first
     bearer_transport  the official SDK client's streamable HTTP transport with the
                       bearer token ``serve --http`` requires
+    text_of           the one text block of a tool result
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 
+import mcp_types as types
 from mcp.client._transport import TransportStreams
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -84,3 +86,11 @@ async def bearer_transport(url: str, token: str) -> AsyncIterator[TransportStrea
         streamable_http_client(url, http_client=http) as streams,
     ):
         yield streams
+
+
+def text_of(result: types.CallToolResult) -> str:
+    """The one text block of a tool result (the model text)."""
+    assert len(result.content) == 1
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text

@@ -6,20 +6,13 @@ import os
 import sys
 from pathlib import Path
 
-import mcp_types as types
 from mcp import Client, StdioServerParameters
 
+from mcp_client import text_of
 from toolbound.store import SessionStore
 
 WAIT_S = 30.0
 TEXT = "".join(f"line {n:02d} {'.' * 31}\n" for n in range(60))
-
-
-def only_text(result: types.CallToolResult) -> str:
-    assert len(result.content) == 1
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
 
 
 async def test_serve_with_the_economy_profile_answers_a_re_read_unchanged(tmp_path: Path) -> None:
@@ -40,7 +33,7 @@ async def test_serve_with_the_economy_profile_answers_a_re_read_unchanged(tmp_pa
     assert "stdout keeps its first and last lines within 300 lines / 12KB" in str(
         listed["Bash"].description
     )
-    assert only_text(first) == TEXT
+    assert text_of(first) == TEXT
     assert first.structured_content is not None
     assert "unchanged" not in first.structured_content
     assert not again.is_error
@@ -48,7 +41,7 @@ async def test_serve_with_the_economy_profile_answers_a_re_read_unchanged(tmp_pa
     assert again.structured_content["unchanged"] is True
     assert again.structured_content["content"] == ""
     notice = again.structured_content["notice"]
-    assert only_text(again) == f"[{notice}]"
+    assert text_of(again) == f"[{notice}]"
     # The call it names is the first, recorded with the content.
     with SessionStore(tmp_path / "data") as store:
         (session,) = store.list()

@@ -13,6 +13,7 @@ import anyio
 import mcp_types as types
 import pytest
 
+from mcp_client import text_of
 from support import alive, wait_for_async
 from toolbound.mcp_server import CHUNK_META_KEY
 from toolbound.tooldefs import tool_defs
@@ -24,13 +25,6 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 WAIT_S = 30.0
-
-
-def text_of(result: types.CallToolResult) -> str:
-    assert len(result.content) == 1
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
 
 
 async def test_tools_list_serves_the_definitions_with_output_schemas(connect: Connect) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from support import SANDBOX_PYTHON
+from support import SANDBOX_PYTHON, run_cli
 from toolbound import DEFAULT_LIMITS, ToolHost
 from toolbound.exec.sandbox import BWRAP_VAR, SandboxPolicy
 
@@ -356,20 +356,9 @@ def test_a_mode_that_does_not_exist_is_refused(places: dict[str, Path]) -> None:
 # -- command line -----------------------------------------------------------------------
 
 
-def toolbound(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolbound", *args],
-        capture_output=True,
-        text=True,
-        timeout=CALL_BOUND_S,
-        check=False,
-        env=env,
-    )
-
-
 def test_call_takes_the_sandbox_and_no_network(places: dict[str, Path]) -> None:
     command = TRY_WRITE + "; try made; cat /proc/net/dev | grep -c :"
-    proc = toolbound(
+    proc = run_cli(
         "call",
         "Bash",
         json.dumps({"command": command}),
@@ -380,6 +369,8 @@ def test_call_takes_the_sandbox_and_no_network(places: dict[str, Path]) -> None:
         "--sandbox",
         "read-only",
         "--no-network",
+        cwd=places["ws"],
+        timeout_s=CALL_BOUND_S,
     )
     assert proc.returncode == 0, proc.stderr
     # Refused in the workspace, and one network interface: lo.
