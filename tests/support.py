@@ -107,8 +107,11 @@ def bash_result(**fields: Any) -> dict[str, Any]:
     return {**result, **fields}
 
 
-def run_cli(*args: str, cwd: Path, timeout_s: float = 60) -> subprocess.CompletedProcess[str]:
-    """``toolbound ARGS…`` in a fresh process, its output captured as text."""
+def run_cli(
+    *args: str, cwd: Path, timeout_s: float = 60, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``toolbound ARGS…`` in a fresh process (``env``: its whole environment), its
+    output captured as text."""
     return subprocess.run(
         [sys.executable, "-m", "toolbound", *args],
         cwd=cwd,
@@ -116,6 +119,7 @@ def run_cli(*args: str, cwd: Path, timeout_s: float = 60) -> subprocess.Complete
         text=True,
         timeout=timeout_s,
         check=False,
+        env=env,
     )
 
 
