@@ -130,3 +130,13 @@ def alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def transcript_of_800_tokens(data_dir: Path, session_id: str) -> None:
+    """A session whose stored transcript the default estimator counts as 800 tokens."""
+    from toolbound.store import SessionStore
+
+    with SessionStore(str(data_dir), scratch_dir=data_dir) as store:
+        session = store.session(session_id)
+        session.append({"role": "user", "content": "Fix the failing test."})  # 6 tokens
+        session.append({"role": "assistant", "content": "x" * 3176})  # 794 tokens

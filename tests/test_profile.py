@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from support import run_cli
-from toolbound import SessionStore, ToolHost
+from support import run_cli, transcript_of_800_tokens
+from toolbound import ToolHost
 from toolbound.listeners import CallListener, CallStart
 
 
@@ -86,10 +86,7 @@ def test_the_cli_context_window_shrinks_economy_budgets_by_the_recorded_context(
     tmp_path: Path,
 ) -> None:
     data = tmp_path / "d"
-    with SessionStore(str(data), scratch_dir=data) as store:
-        session = store.session("s1")
-        session.append({"role": "user", "content": "Fix the failing test."})  # 6 tokens
-        session.append({"role": "assistant", "content": "x" * 3176})  # 794 tokens
+    transcript_of_800_tokens(data, "s1")
     call = ("call", "Bash", '{"command": "seq 1 1000"}', "--data-dir", str(data))
     shrunk = run_cli(
         *call, "--session", "s1", "--profile", "economy", "--context-window", "1000", cwd=tmp_path

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from support import transcript_of_800_tokens
 from toolbound import DEFAULT_LIMITS, SessionStore, ToolHost
 from toolbound.context import ToolContext
 from toolbound.gauge import ContextGauge
@@ -75,10 +76,7 @@ async def test_without_a_report_the_sessions_own_context_shrinks_the_budget(
     tmp_path: Path,
 ) -> None:
     data = tmp_path / "data"
-    with SessionStore(str(data), scratch_dir=data) as store:
-        session = store.session("s1")
-        session.append({"role": "user", "content": "Fix the failing test."})  # 6 tokens
-        session.append({"role": "assistant", "content": "x" * 3176})  # 794 tokens
+    transcript_of_800_tokens(data, "s1")
     async with ToolHost(
         workspace=tmp_path,
         data_dir=data,

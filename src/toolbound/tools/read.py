@@ -80,9 +80,6 @@ SUGGEST_NAMES = 3
 
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 
-# The economy profile's window when a call names no limit, and its byte budget
-# (any window, whatever its limit): measured, see ``window_for``.
-
 
 async def run(args: ReadArgs, ctx: ToolContext) -> ReadResult:
     """Read the window ``args.offset .. +limit`` of ``args.path`` (CONTRACT section 4)."""
