@@ -7,11 +7,9 @@ Each figure is measured side by side with its anchor in one run:
   piped into ``cat > /dev/null``, the fastest ordinary reader of the same pipe;
   goal <= 1.3x, peak RSS <= 64 MB, every count exact. The runs alternate
   (anchor, tool) and the medians are compared; ``> /dev/null`` (no reader at
-  all) is printed as the floor. Two tool figures: the host's first call once
-  it is ready (numpy, whose import the host starts in the background, loaded:
-  a host that served anything for a fraction of a second), and right after
-  the host started, when that import (70-170 ms of CPU, most of it holding
-  the GIL) still runs beside the call.
+  all) is printed as the floor. Two tool figures: a host's call once it has
+  served one (``true``: imports and workers warm), and its very first call
+  right after it started, every first-use cost in it.
 - 500 runs of ``true`` through the tool against ``subprocess.run(["bash",
   "-c", "true"])``; goal <= 1.5x.
 - A tree of 50 processes, setsid and double-forked ones among them, all
@@ -37,7 +35,6 @@ from pathlib import Path
 from typing import Any
 
 from toolbound import DEFAULT_LIMITS, ToolHost
-from toolbound.bounds import newlines
 
 GIB = 1024**3
 WRITERS = {
@@ -62,8 +59,9 @@ def _expected_lines(writer: str) -> int:
 
 
 def _child_run(command: str, workspace: str, data_dir: str, ready: str) -> None:
-    """In a fresh process: one Bash call (``ready``: "1" once numpy is loaded, "0"
-    right after the host started); print elapsed seconds and this process's peak RSS."""
+    """In a fresh process: one Bash call (``ready``: "1" after a first call of
+    ``true``, "0" right after the host started); print elapsed seconds and this
+    process's peak RSS."""
 
     def cpu_s() -> float:
         usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -75,7 +73,7 @@ def _child_run(command: str, workspace: str, data_dir: str, ready: str) -> None:
         nonlocal call_cpu
         async with ToolHost(workspace, data_dir, "bench") as host:
             if ready == "1":
-                assert newlines.wait_loaded(30), "numpy could not be imported"
+                await host.call("Bash", {"command": "true"})
             cpu_before, started = cpu_s(), time.perf_counter()
             result = await host.call("Bash", {"command": command, "timeout": 300})
             elapsed = time.perf_counter() - started

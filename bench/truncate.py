@@ -7,8 +7,7 @@ process, interleaved, so machine noise hits them alike. Goal: ratio under 3x.
 
 Inputs: many lines (80-byte lines), short lines (8 bytes: the line limit
 fires first), many lines of mixed UTF-8, and one giant line; both ends (stdout
-keeps its head, stderr its tail). numpy is loaded first, as in a host (which
-starts its import when it starts). The last rows cut the 80-byte lines as
+keeps its head, stderr its tail). The last rows cut the 80-byte lines as
 the Bash tool does, naming a spill file (``with_spill``): the spill sentence's
 em dash makes the whole payload a 2-byte-per-char string, a cost the other
 rows do not pay. Each side is timed in batches by wall clock and by this
@@ -23,7 +22,7 @@ import time
 from collections.abc import Callable
 
 from toolbound import DEFAULT_LIMITS, truncate_to
-from toolbound.bounds import count_lines, newlines
+from toolbound.bounds import count_lines
 
 CAPTURE = DEFAULT_LIMITS.capture_max_bytes
 BUDGET = DEFAULT_LIMITS.shell_stdout
@@ -61,7 +60,6 @@ def _batches_us(fn: Callable[[], object], rounds: int) -> tuple[list[float], lis
 
 
 def main() -> None:
-    assert newlines.wait_loaded(30), "numpy could not be imported"
     print(f"truncate_to vs slice+decode on {CAPTURE // 1024} KB, budget {BUDGET.label}")
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"load average {load} (1, 5, 15 min); medians of interleaved rounds")

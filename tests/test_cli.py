@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -205,19 +204,3 @@ def test_a_store_failing_mid_query_is_a_usage_error_naming_it(tmp_path: Path) ->
     assert (out.returncode, out.stdout) == (2, "")
     assert out.stderr.startswith(f"toolbound: the store {data_dir / DB_NAME} failed: ")
     assert "no such table: tool_calls" in out.stderr
-
-
-def test_bash_commands_keep_the_users_environment_without_the_clis_own_settings(
-    tmp_path: Path,
-) -> None:
-    # The CLI limits OpenBLAS's threads in its own process only. The child's
-    # environment is given whole: a test that ran main() in this process put
-    # the setting into this process's C environment, which children inherit.
-    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
-    command = '{"command": "echo ${OPENBLAS_NUM_THREADS-unset}"}'
-    data = str(tmp_path / "d")
-    out = run_cli("call", "Bash", command, "--data-dir", data, cwd=tmp_path, env=env)
-    assert json.loads(out.stdout)["stdout"] == "unset\n"
-    env["OPENBLAS_NUM_THREADS"] = "3"
-    out = run_cli("call", "Bash", command, "--data-dir", data, cwd=tmp_path, env=env)
-    assert json.loads(out.stdout)["stdout"] == "3\n"

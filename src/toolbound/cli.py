@@ -402,16 +402,7 @@ def _usage(message: str) -> int:
     return 2
 
 
-# numpy (newline counting) loads OpenBLAS, whose worker threads spin for a while
-# after the import and take the second core from the call being served; numpy
-# does no matrix work here. Set for this process's C library only: os.environ,
-# which Bash commands inherit, keeps the user's environment as it is.
-_OPENBLAS_THREADS = "OPENBLAS_NUM_THREADS"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    if _OPENBLAS_THREADS not in os.environ:
-        os.putenv(_OPENBLAS_THREADS, "1")
     parser = build_parser()
     ns = parser.parse_args(argv)
     if ns.command == "tools":

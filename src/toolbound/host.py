@@ -31,7 +31,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from toolbound.bounds import newlines
 from toolbound.context import ToolContext
 from toolbound.edit import ReadRecord
 from toolbound.exec.sandbox import SandboxPolicy
@@ -238,7 +237,6 @@ class ToolHost:
         )
 
     async def __aenter__(self) -> ToolHost:
-        newlines.preload()  # numpy's import, off every call's path
         self._live.acquire()
         self._store, self._recorder = await asyncio.to_thread(self._open_store)
         if self._store is not None:

@@ -8,17 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolbound.bounds import newlines
-from toolbound.bounds.newlines import FLAG_SPAN_BYTES, NUMPY_MIN_BYTES, count_and_find
-
-# Every answer must be the same with numpy loaded and before it is.
-COUNTERS = pytest.mark.parametrize("numpy", [True, False], ids=["numpy", "bytes.count"])
-
-
-def use(numpy: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert newlines.wait_loaded(60), "numpy could not be imported"
-    if not numpy:
-        monkeypatch.setattr(newlines, "_np", None)
+from toolbound.bounds.newlines import DIRECT_COUNT_BYTES, FLAG_SPAN_BYTES, count_and_find
 
 
 def expected(buf: bytes, n: int, start: int, end: int, from_end: bool) -> tuple[int, int]:
@@ -39,7 +29,14 @@ def uneven(size: int, seed: int) -> bytes:
     return bytes(out[:size])
 
 
-SIZES = [NUMPY_MIN_BYTES - 1, NUMPY_MIN_BYTES, 96 * 1024, FLAG_SPAN_BYTES, FLAG_SPAN_BYTES + 3]
+SIZES = [
+    DIRECT_COUNT_BYTES - 1,
+    DIRECT_COUNT_BYTES,
+    16 * 1024,
+    96 * 1024,
+    FLAG_SPAN_BYTES,
+    FLAG_SPAN_BYTES + 3,
+]
 
 
 @settings(max_examples=40, deadline=None)
@@ -50,16 +47,9 @@ SIZES = [NUMPY_MIN_BYTES - 1, NUMPY_MIN_BYTES, 96 * 1024, FLAG_SPAN_BYTES, FLAG_
     cut=st.integers(0, 300),
     from_end=st.booleans(),
 )
-@COUNTERS
 def test_the_count_and_the_nth_newline_match_a_naive_scan(
-    numpy: bool, size: int, seed: int, n_part: float, cut: int, from_end: bool
+    size: int, seed: int, n_part: float, cut: int, from_end: bool
 ) -> None:
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        use(numpy, monkeypatch)
-        check_span(size, seed, n_part, cut, from_end)
-
-
-def check_span(size: int, seed: int, n_part: float, cut: int, from_end: bool) -> None:
     buf = uneven(size, seed)
     start, end = cut, len(buf) - cut // 2
     total = buf.count(b"\n", start, end)
@@ -69,12 +59,8 @@ def check_span(size: int, seed: int, n_part: float, cut: int, from_end: bool) ->
     )
 
 
-@COUNTERS
 @pytest.mark.parametrize("from_end", [False, True])
-def test_every_n_of_even_lines_is_found_by_the_probe(
-    numpy: bool, from_end: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    use(numpy, monkeypatch)
+def test_every_n_of_even_lines_is_found_by_the_probe(from_end: bool) -> None:
     buf = b"".join(b"%079d\n" % i for i in range(1300))  # 104 KB of 80-byte lines
     for n in (1, 2, 63, 64, 65, 650, 1299, 1300):
         nth = len(buf) - 80 * (n - 1) - 1 if from_end else 80 * n - 1

@@ -1,4 +1,4 @@
-"""Newline counting and finding: the same answers below and above the numpy threshold."""
+"""Newline counting and finding: bytes.count's answers on either side of each threshold."""
 
 from __future__ import annotations
 
@@ -8,23 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolbound.bounds import newlines
 from toolbound.bounds.newlines import (
+    DIRECT_COUNT_BYTES,
     FLAG_SPAN_BYTES,
-    NUMPY_MIN_BYTES,
     count_newlines,
     nth_newline,
     nth_newline_from_end,
 )
-
-
-@pytest.fixture(params=["numpy", "bytes.count"], autouse=True)
-def counter(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every answer must be the same with numpy loaded and before it is."""
-    assert newlines.wait_loaded(60), "numpy could not be imported"
-    if request.param == "bytes.count":
-        monkeypatch.setattr(newlines, "_np", None)
-    return str(request.param)
 
 
 def _positions(buf: bytes, start: int, end: int) -> list[int]:
@@ -38,7 +28,15 @@ def _buffer(size: int, seed: int) -> bytes:
 
 @pytest.mark.parametrize(
     "size",
-    [0, 100, NUMPY_MIN_BYTES - 1, NUMPY_MIN_BYTES, 3 * NUMPY_MIN_BYTES, 2 * FLAG_SPAN_BYTES + 7],
+    [
+        0,
+        100,
+        DIRECT_COUNT_BYTES - 1,
+        DIRECT_COUNT_BYTES,
+        3 * DIRECT_COUNT_BYTES,
+        FLAG_SPAN_BYTES,
+        2 * FLAG_SPAN_BYTES + 7,
+    ],
 )
 def test_count_newlines_agrees_with_bytes_count_on_every_span(size: int) -> None:
     buf = _buffer(size, size)
@@ -49,7 +47,7 @@ def test_count_newlines_agrees_with_bytes_count_on_every_span(size: int) -> None
 
 
 def test_nth_newline_both_ways_over_a_large_buffer() -> None:
-    buf = _buffer(4 * NUMPY_MIN_BYTES, 1)
+    buf = _buffer(64 * DIRECT_COUNT_BYTES, 1)
     start, end = 11, len(buf) - 13
     where = _positions(buf, start, end)
     for n in (1, 2, 1000, len(where) // 2, len(where)):

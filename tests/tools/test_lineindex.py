@@ -9,7 +9,6 @@ from typing import ClassVar
 
 import pytest
 
-from toolbound.bounds import newlines
 from toolbound.tools import lineindex
 from toolbound.tools.lineindex import (
     SCAN_BLOCK_BYTES,
@@ -112,8 +111,7 @@ class _Spy(lineindex.CountAhead):
 
 @pytest.fixture
 def count_ahead(monkeypatch: pytest.MonkeyPatch) -> list[_Spy]:
-    """Long scans split at 3 blocks (not 32 MB), numpy loaded, each CountAhead seen."""
-    assert newlines.wait_loaded(60), "numpy could not be imported"
+    """Long scans split at 3 blocks (not 32 MB), each CountAhead seen."""
     monkeypatch.setattr(lineindex, "COUNT_AHEAD_BYTES", 3 * SCAN_BLOCK_BYTES)
     monkeypatch.setattr(lineindex, "CountAhead", _Spy)
     _Spy.started = []
@@ -189,31 +187,6 @@ def test_a_read_error_in_the_far_half_reaches_the_caller(
     with pytest.raises(OSError, match="Input/output"):
         index_of(big).locate(len(line_starts(big)) - 1, read_into)
     assert count_ahead
-
-
-@pytest.mark.parametrize(
-    ("started", "span", "waits"),
-    [
-        (True, newlines.WAIT_IMPORT_BYTES - 1, False),
-        (True, newlines.WAIT_IMPORT_BYTES, True),
-        (False, newlines.WAIT_IMPORT_BYTES, False),
-        (False, newlines.START_IMPORT_BYTES, True),
-    ],
-)
-def test_only_a_long_scan_waits_for_numpy(
-    monkeypatch: pytest.MonkeyPatch, started: bool, span: int, waits: bool
-) -> None:
-    waited: list[float] = []
-
-    def wait_loaded(timeout_s: float) -> bool:
-        waited.append(timeout_s)
-        return True
-
-    monkeypatch.setattr(newlines, "_np", None)
-    monkeypatch.setattr(newlines, "_started", started)
-    monkeypatch.setattr(newlines, "wait_loaded", wait_loaded)
-    assert newlines.use_numpy_for(span) is waits
-    assert bool(waited) is waits
 
 
 @pytest.mark.parametrize(

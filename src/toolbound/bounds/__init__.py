@@ -1,13 +1,12 @@
 """Pure bounding: what the model is allowed to see.
 
 Nothing here does I/O except ``is_binary_file``'s sniff of a file's first
-bytes: paging reads through a ``read_at`` callable its caller gives, and
-``newlines.preload`` only imports numpy in a background thread.
+bytes: paging reads through a ``read_at`` callable its caller gives.
 
 Pieces:
     markers   every marker string
     truncate  truncate_to: head/tail, lines/bytes, char-safe; count_lines
-    newlines  counting and finding newlines at memory speed (numpy when loaded)
+    newlines  counting and finding newlines at memory speed (StringZilla's SIMD kernels)
     lines     clip_line: a line body clipped at MAX_LINE_CHARS characters
     paging    Read's window over a file's bytes, as pure functions
     binary    the binary test shared by Read and Grep

@@ -1,21 +1,20 @@
 """A sparse line index per file, so a deep ``offset`` is fast on repeat.
 
 Finding where line N starts means counting N newlines. The first time, that
-is a scan of the file in ``SCAN_BLOCK_BYTES`` blocks (``bounds.newlines``:
-numpy's compare when it is loaded, else ``bytes.count``; no Python step per
-line), O(block) memory however big the file. The scan leaves behind one known
-line start per block (the line start nearest each block's end), so a later
-request starts counting from the nearest known start at or before its line:
-at most about one block of work.
+is a scan of the file in ``SCAN_BLOCK_BYTES`` blocks (the SIMD count of
+``bounds.newlines``; no Python step per line), O(block) memory however big
+the file. The scan leaves behind one known line start per block (the line
+start nearest each block's end), so a later request starts counting from the
+nearest known start at or before its line: at most about one block of work.
 
 A long first scan is where a fresh process spends its first deep Read, so it
 takes the fastest path there is (measured on 300 MB in page cache, ``tail -n
-+N`` taking 80-90 ms): it waits for numpy's import when that is under way
-instead of competing with it for the GIL (``newlines.use_numpy_for``), and
-past ``COUNT_AHEAD_BYTES`` a second thread counts the far half of the span
-while the scan counts the near one (numpy's compare and count run without the
-GIL, so the halves run on two cores; the scan then walks the far half's block
-counts and rereads only the block its line is in). The far half is that of
++N`` taking 80-95 ms): past ``COUNT_AHEAD_BYTES`` a second thread counts the
+far half of the span while the scan counts the near one. The count holds the
+GIL but the reads do not, so each thread's read runs beside the other's count
+(measured at line 4,999,000: 42-51 ms with the second thread, 69-70 ms
+without); the scan then walks the far half's block counts and rereads only
+the block its line is in. The far half is that of
 the way to the line as the first block's line density estimates it, so a
 line in the middle of the file costs no count of the rest (measured at line
 2,500,000 of 5,000,000: splitting the whole file doubled the CPU).
@@ -46,13 +45,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 
-from toolbound.bounds import newlines
 from toolbound.bounds.newlines import count_newlines, nth_newline
 
 # One read of the scan. 256 KB: large enough that the syscall and the Python
 # step per block vanish next to the count, small enough that the block and
-# numpy's flags stay in L2 (measured on 300 MB: 58 ms against 66-94 ms in
-# 1 MiB blocks).
+# its flags stay in L2 (measured on 300 MB with numpy's count: 58 ms against
+# 66-94 ms in 1 MiB blocks).
 SCAN_BLOCK_BYTES = 256 * 1024
 # The first read of a scan; each next one doubles, up to SCAN_BLOCK_BYTES.
 FIRST_READ_BYTES = 64 * 1024
@@ -60,9 +58,8 @@ FIRST_READ_BYTES = 64 * 1024
 MAX_ENTRIES = 16384
 # Indexes kept (least recently used dropped first).
 CACHE_FILES = 8
-# A scan with at least this much left to count splits it with a second thread
-# (when numpy counts: bytes.count holds the GIL). Starting one costs about
-# 0.1 ms, a tenth of what it saves on 32 MB.
+# A scan with at least this much left to count splits it with a second thread.
+# Starting one costs about 0.1 ms, a tenth of what it saves on 32 MB.
 COUNT_AHEAD_BYTES = 32 * 1024 * 1024
 
 ReadInto = Callable[[memoryview, int], int]
@@ -285,10 +282,9 @@ def _count_ahead(
     read_into: ReadInto, pos: int, end: int, way: int | None, stop: Stop
 ) -> CountAhead | None:
     """A CountAhead over the far half of the estimated ``way`` from ``pos`` (with
-    an eighth to spare), if it is long enough and numpy counts (bytes.count holds
-    the GIL: two threads would take turns)."""
+    an eighth to spare), if it is long enough to repay the thread."""
     span = end - pos if way is None else min(end - pos, way + way // 8 + SCAN_BLOCK_BYTES)
-    if not newlines.use_numpy_for(span) or span < COUNT_AHEAD_BYTES:
+    if span < COUNT_AHEAD_BYTES:
         return None
     far_end = pos + span
     return CountAhead(read_into, _split(pos, far_end), far_end, stop)
