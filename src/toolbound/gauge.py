@@ -5,8 +5,9 @@ section 8). The host keeps one gauge per session: ``ToolHost(context_window=N)``
 sets the window in tokens, ``host.context_used(tokens)`` reports what the
 caller's context holds now. Until the caller reports, a host that records into
 a store holding the session's transcript estimates it from there before each
-call (``estimated``; toolbound.shrink.session_context_tokens). A gauge without
-a window never shrinks anything.
+call (``estimate_from``): the gauge keeps the tally, so each estimate reads
+only the messages appended since the last one. A gauge without a window never
+shrinks anything.
 
 Pieces:
     ContextGauge  the window and the tokens used; ``fill()`` -> share or None
@@ -15,6 +16,10 @@ Pieces:
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from toolbound.store import SessionError, SessionStore
+from toolbound.store.context import ContextTally
+from toolbound.store.tokens import estimate_tokens
 
 
 @dataclass(slots=True)
@@ -26,6 +31,8 @@ class ContextGauge:
     # The session's own estimate, used until the caller reports (None: none).
     estimated: int | None = None
     reported: bool = False
+    # How far the estimate was counted (the store's tally), to count on from.
+    tally: ContextTally | None = None
 
     def __post_init__(self) -> None:
         if self.window is not None and self.window < 1:
@@ -39,6 +46,19 @@ class ContextGauge:
             raise ValueError(f"context_used takes a number of tokens >= 0, not {tokens}")
         self.used = tokens
         self.reported = True
+
+    def estimate_from(self, store: SessionStore, session_id: str) -> None:
+        """Estimate what the context holds from the session's transcript in
+        ``store``, counting on from the last estimate (blocking: run it in a thread).
+        A store that cannot be read leaves no estimate."""
+        failures: tuple[type[BaseException], ...] = (OSError, SessionError)
+        try:
+            session = store.get(session_id)
+            tally = None if session is None else session.context_tally(estimate_tokens, self.tally)
+        except failures + store.backend.errors:
+            tally = None
+        self.tally = tally
+        self.estimated = tally.tokens if tally is not None and tally.messages else None
 
     def fill(self) -> float | None:
         """The share of the window in use (may pass 1.0), or None without a window."""

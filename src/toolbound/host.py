@@ -43,7 +43,6 @@ from toolbound.model_text import profile_named
 from toolbound.paths import Roots, default_data_dir, path_error
 from toolbound.results import ChunkEvent, ResultEvent, Stream, ToolError, WireModel
 from toolbound.scratch import LiveLock, Scratch, check_session_id, sweep
-from toolbound.shrink import session_context_tokens
 from toolbound.store import (
     CallRecorder,
     SessionError,
@@ -400,9 +399,7 @@ class ToolHost:
         store = self._store
         if self.profile == "economy" and self.gauge.window and not self.gauge.reported and store:
             # The economy budgets follow the session's own context until the caller reports.
-            self.gauge.estimated = await asyncio.to_thread(
-                session_context_tokens, store, self.session_id
-            )
+            await asyncio.to_thread(self.gauge.estimate_from, store, self.session_id)
         listeners = self._call_listeners()
         sink = _EventSink(asyncio.get_running_loop(), call, listeners)
         ctx = ToolContext(

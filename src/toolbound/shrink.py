@@ -20,7 +20,7 @@ shrink anything.
 How full the context is comes from the host's gauge (``ToolHost(
 context_window=N)`` and ``host.context_used(tokens)``); until the caller
 reports, from the session's own context estimate when the host records into a
-store that holds the transcript (:func:`session_context_tokens`: the messages
+store that holds the transcript (``ContextGauge.estimate_from``: the messages
 the model would be sent, after the last checkpoint, by ``estimate_tokens``).
 
 Grep and Glob shrink both their byte budget and their page of entries
@@ -33,7 +33,6 @@ Pieces:
     search_page    Grep/Glob: ctx + entries -> (ctx with the shrunken search budget,
                    entries, sentence)
     noted          a result with the sentence added to its notice, when it was cut
-    session_context_tokens  the store's estimate of a session's context, or None
 """
 
 from __future__ import annotations
@@ -46,8 +45,6 @@ from toolbound import notices
 from toolbound.context import ToolContext
 from toolbound.limits import Budget, Economy
 from toolbound.results import WireModel
-from toolbound.store import SessionError, SessionStore
-from toolbound.store.tokens import estimate_tokens, message_tokens
 
 R = TypeVar("R", bound=WireModel)
 
@@ -114,18 +111,3 @@ def noted(result: R, sentence: str | None) -> R:
         return result
     said = [n for n in (getattr(result, "notice", None), sentence) if n]
     return result.model_copy(update={"notice": notices.join(said)})
-
-
-def session_context_tokens(store: SessionStore, session_id: str) -> int | None:
-    """The tokens of the context the session's model is sent now (its transcript
-    after the last checkpoint), estimated; None when the session has no
-    transcript there or the store cannot be read (blocking: call it in a thread)."""
-    failures: tuple[type[BaseException], ...] = (OSError, SessionError)
-    try:
-        session = store.get(session_id)
-        messages = session.context() if session is not None else []
-    except failures + store.backend.errors:
-        return None
-    if not messages:
-        return None
-    return sum(message_tokens(message, estimate_tokens) for message in messages)

@@ -13,6 +13,8 @@ Pieces:
     read_checkpoints   every checkpoint of a session, oldest first
     read_last_summary  the latest checkpoint's summary, or None
     read_context       the Anthropic-shaped messages to send the model
+    ContextTally       a context's estimated tokens and how far they were counted
+    tally_context      that estimate, counting only what came since a previous one
 """
 
 from __future__ import annotations
@@ -193,3 +195,53 @@ def read_context(conn: Conn, session_id: str) -> list[dict[str, Any]]:
         (session_id, through),
     ).fetchall()
     return head + [json.loads(body) for (body,) in tail]
+
+
+@dataclass(frozen=True, slots=True)
+class ContextTally:
+    """The estimated tokens of a session's context (``read_context``'s messages)
+    and how far they were counted: through message ``last_seq`` after the
+    checkpoint ``checkpoint_id`` (None: none). ``messages`` is how many there were.
+    """
+
+    checkpoint_id: int | None
+    last_seq: int
+    messages: int
+    tokens: int
+
+
+def tally_context(
+    conn: Conn, session_id: str, estimator: Estimator, known: ContextTally | None = None
+) -> ContextTally:
+    """The tokens of ``read_context``'s messages by ``estimator``.
+
+    Messages are only ever appended, so while the latest checkpoint is the one
+    ``known`` counted (by the same estimator), only the messages after its
+    ``last_seq`` are read: a long context costs what it grew by, not its size.
+    """
+    latest = conn.execute(
+        "SELECT id FROM checkpoints WHERE session_id = ? ORDER BY id DESC LIMIT 1",
+        (session_id,),
+    ).fetchone()
+    checkpoint_id = None if latest is None else int(latest[0])
+    if known is None or known.checkpoint_id != checkpoint_id:
+        messages, tokens, last_seq = 0, 0, -1
+        if checkpoint_id is not None:
+            row = conn.execute(
+                f"SELECT {_CHECKPOINT_COLUMNS} FROM checkpoints WHERE id = ?", (checkpoint_id,)
+            ).fetchone()
+            record = _checkpoint_from_row(row)
+            head = [*record.retained, {"role": "user", "content": record.summary}]
+            messages = len(head)
+            tokens = sum(message_tokens(message, estimator) for message in head)
+            last_seq = record.through_seq
+    else:
+        messages, tokens, last_seq = known.messages, known.tokens, known.last_seq
+    for seq, body in conn.execute(
+        "SELECT seq, body FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq",
+        (session_id, last_seq),
+    ).fetchall():
+        messages += 1
+        tokens += message_tokens(json.loads(body), estimator)
+        last_seq = seq
+    return ContextTally(checkpoint_id, last_seq, messages, tokens)

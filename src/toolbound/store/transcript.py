@@ -20,15 +20,17 @@ from typing import TYPE_CHECKING, Any
 from toolbound.store.backend import Conn
 from toolbound.store.context import (
     CheckpointRecord,
+    ContextTally,
     Provider,
     read_checkpoints,
     read_context,
     read_last_summary,
+    tally_context,
     write_checkpoint,
 )
 from toolbound.store.ledger import read_ledger
 from toolbound.store.messages import TranscriptError, check_message, dumps, to_openai
-from toolbound.store.tokens import message_tokens
+from toolbound.store.tokens import Estimator, message_tokens
 
 if TYPE_CHECKING:
     from toolbound.store.sessions import SessionInfo, SessionStore
@@ -228,6 +230,15 @@ class Session:
         with self._store._read() as conn:
             messages = read_context(conn, self.id)
         return to_openai(messages) if provider == "openai" else messages
+
+    def context_tally(
+        self, estimator: Estimator, known: ContextTally | None = None
+    ) -> ContextTally:
+        """The context's estimated tokens (``context()``'s messages, by ``estimator``),
+        reading only the messages appended since ``known``, a tally of this
+        session by the same estimator, while no checkpoint came in between."""
+        with self._store._read() as conn:
+            return tally_context(conn, self.id, estimator, known)
 
     def transcript(self) -> list[dict[str, Any]]:
         """Every message as it was appended, in order; checkpoints never change it."""
