@@ -132,6 +132,10 @@ class _Readers:
 
     async def wait(self, timeout_s: float) -> bool:
         """True if both reached their end within ``timeout_s``."""
+        if self.done.is_set():
+            # Most commands: both pipes were at EOF by the time the shell's
+            # exit was seen; no waiting task and loop turn for them.
+            return True
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.done.wait(), timeout_s)
         return self.done.is_set()
@@ -250,11 +254,16 @@ def _start_readers(shell: Tree, ctx: ToolContext) -> _Readers:
     stop = StopSignal()
 
     def on_done() -> None:
-        # One wake-up of the loop per call, from whichever reader ends last.
+        # One wake-up of the loop per call, from whichever reader ends last;
+        # none at all when that reader ran on the loop (a short command's).
         with lock:
             remaining[0] -= 1
             last = remaining[0] == 0
-        if last:
+        if not last:
+            return
+        if _on_loop(loop):
+            done.set()
+        else:
             loop.call_soon_threadsafe(done.set)
 
     def reader(fd: int, stream: Stream, capture: HeadCapture | TailCapture) -> StreamReader:
@@ -299,6 +308,14 @@ def _start_readers(shell: Tree, ctx: ToolContext) -> _Readers:
     readers.stdout.start(loop)
     readers.stderr.start(loop)
     return readers
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether this thread is running ``loop`` now."""
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
 
 
 async def _watch(shell: Tree, *, timeout_s: float, abort: asyncio.Event) -> Ending:
