@@ -34,6 +34,7 @@ from typing import Any
 from toolbound.bounds import newlines
 from toolbound.context import ToolContext
 from toolbound.edit import ReadRecord
+from toolbound.exec.abort import Abort
 from toolbound.exec.sandbox import SandboxPolicy
 from toolbound.exec.shield import wait_stopped
 from toolbound.gauge import ContextGauge
@@ -413,7 +414,7 @@ class ToolHost:
             scratch=self.scratch,
             tool_call_id=call.tool_call_id,
             emit=sink.chunk,
-            abort=asyncio.Event(),
+            abort=Abort(),
             sandbox=self.sandbox,
             record=self.read_record,
             profile=self.profile,
