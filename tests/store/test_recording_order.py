@@ -29,21 +29,28 @@ async def _until_started(events: asyncio.Queue[dict[str, Any]]) -> None:
             return
 
 
-async def _stream_into(
-    host: ToolHost, args: dict[str, Any], call_id: str, events: asyncio.Queue[dict[str, Any]]
-) -> None:
-    async for event in host.stream("Bash", args, tool_call_id=call_id):
-        events.put_nowait(event)
+def _host(tmp_path: Path, location: str) -> ToolHost:
+    return ToolHost(workspace=tmp_path, data_dir=tmp_path / "data", session_id="s1", store=location)
+
+
+def _start_gated(
+    host: ToolHost, call_id: str
+) -> tuple[asyncio.Task[None], asyncio.Queue[dict[str, Any]]]:
+    """The GATED command as a call of its own; its events go to the queue as they come."""
+    events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+    async def stream() -> None:
+        async for event in host.stream("Bash", {"command": GATED}, tool_call_id=call_id):
+            events.put_nowait(event)
+
+    return asyncio.create_task(stream()), events
 
 
 async def test_a_running_calls_start_and_chunks_are_recorded_while_it_runs(
     tmp_path: Path, location: str, open_store: Callable[..., SessionStore]
 ) -> None:
-    async with ToolHost(
-        workspace=tmp_path, data_dir=tmp_path / "data", session_id="s1", store=location
-    ) as host:
-        events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        running = asyncio.create_task(_stream_into(host, {"command": GATED}, "long", events))
+    async with _host(tmp_path, location) as host:
+        running, events = _start_gated(host, "long")
         await asyncio.wait_for(_until_started(events), CALL_S)
         with open_store() as store:
             recorded = await wait_for_async(
@@ -58,11 +65,8 @@ async def test_a_running_calls_start_and_chunks_are_recorded_while_it_runs(
 async def test_calls_are_listed_in_the_order_they_started_whichever_ends_first(
     tmp_path: Path, location: str, open_store: Callable[..., SessionStore]
 ) -> None:
-    async with ToolHost(
-        workspace=tmp_path, data_dir=tmp_path / "data", session_id="s1", store=location
-    ) as host:
-        events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        first = asyncio.create_task(_stream_into(host, {"command": GATED}, "first", events))
+    async with _host(tmp_path, location) as host:
+        first, _ = _start_gated(host, "first")
         # Started (poll_s=0: each poll lets its task run once), but nowhere near its end.
         await wait_for_async(lambda: host.busy, "the first call started", poll_s=0)
         second = await host.call("Bash", {"command": "true"}, tool_call_id="second")
