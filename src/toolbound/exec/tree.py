@@ -11,6 +11,7 @@ Pieces:
     Shell             a spawned shell: Popen, its two pipe read ends, its marker
     Launch, spawn_tree  start any argv as a new tree (the sandbox starts bwrap so)
     spawn_shell       start ``bash -c COMMAND`` as a new tree
+    bash_path         the bash on PATH, looked up once per value of PATH
 """
 
 from __future__ import annotations
