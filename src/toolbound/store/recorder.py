@@ -36,7 +36,8 @@ before the call returns, and ``close`` hands every held call to the writer
 first, so nothing is lost; a call's start reaches the database at most that
 interval later than before (and a crash of the host meanwhile loses it, as it
 loses the call). A short call so costs no thread hop and one transaction
-(measured: ...).
+(measured, 500 x ``true`` through Bash: 2.85 -> 2.39 ms per call, the writer
+thread's 0.45 ms of CPU per call gone, the loop's transaction about 0.2 ms).
 
 Pieces:
     CallHandle    one call being recorded: event(), settled()
