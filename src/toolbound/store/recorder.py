@@ -1,11 +1,12 @@
-"""Recording a host's tool calls and their events, off the event loop.
+"""Recording a host's tool calls and their events; the event loop never waits on the store.
 
 The host hands each call's start and each event (chunk or result, with its
-``seq``) to a :class:`CallRecorder`, which only queues them; one background
-thread with its own connection writes whatever is queued in one transaction
-at a time, so a burst of chunks costs one commit, and the event loop never
-waits on SQLite. A call's result is awaited (``CallHandle.settled``) until
-its transaction committed, so a call that returned can be replayed at once.
+``seq``) to a :class:`CallRecorder`, which only queues them (or holds them a
+moment, below); one background thread with its own connection writes
+whatever is queued in one transaction at a time, so a burst of chunks costs
+one commit, and the event loop never waits for a lock. A call's result is
+awaited (``CallHandle.settled``) until its transaction committed, so a call
+that returned can be replayed at once.
 When a write fails (the database stayed locked past the busy timeout, the
 disk is full or read-only), that batch is lost (logged once), later batches
 are tried again, and the calls themselves go on untouched.
