@@ -33,12 +33,13 @@ from typing import Any
 
 from toolbound.context import ToolContext
 from toolbound.edit import ReadRecord
+from toolbound.exec.abort import Abort
 from toolbound.exec.sandbox import SandboxPolicy
 from toolbound.exec.shield import wait_stopped
 from toolbound.gauge import ContextGauge
 from toolbound.jobs.table import JobTable
 from toolbound.limits import DEFAULT_LIMITS, Limits
-from toolbound.listeners import CallListener, CallStart, settled, tell
+from toolbound.listeners import CallListener, CallStart, all_settled, tell
 from toolbound.model_text import profile_named
 from toolbound.paths import Roots, default_data_dir, path_error
 from toolbound.results import ChunkEvent, ResultEvent, Stream, ToolError, WireModel
@@ -408,7 +409,7 @@ class ToolHost:
             scratch=self.scratch,
             tool_call_id=call.tool_call_id,
             emit=sink.chunk,
-            abort=asyncio.Event(),
+            abort=Abort(),
             sandbox=self.sandbox,
             record=self.read_record,
             profile=self.profile,
@@ -454,7 +455,7 @@ class ToolHost:
         finally:
             self._calls.pop(ctx.tool_call_id, None)
         try:
-            await asyncio.gather(*(settled(listener, call) for listener in listeners))
+            await all_settled(listeners, call)
         finally:
             if event is not None:
                 sink.hand_out(event)

@@ -40,11 +40,14 @@ Pieces:
     is_job_call   whether a call id is a background job's (JOB_ID_PREFIX)
     tell          one listener call, its failure logged, never raised
     settled       await a listener's settle, its failure logged, never raised
+    all_settled   await every listener's settle (those that override it), each as settled
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,3 +106,22 @@ async def settled(listener: CallListener, call: CallStart) -> None:
         await listener.settle(call)
     except Exception:
         log.exception("listener %r failed to settle", listener)
+
+
+async def all_settled(listeners: Iterable[CallListener], call: CallStart) -> None:
+    """Await the settle of each listener that has one, side by side (``settled``).
+
+    A listener that keeps ``CallListener.settle`` (nothing to wait for) is
+    skipped, and a single one is awaited in place: a call then pays no task
+    and no loop turn for its listeners.
+    """
+    waiting = [listener for listener in listeners if _settles(listener)]
+    if len(waiting) == 1:
+        await settled(waiting[0], call)
+    elif waiting:
+        await asyncio.gather(*(settled(listener, call) for listener in waiting))
+
+
+def _settles(listener: CallListener) -> bool:
+    """Whether ``listener`` overrides the no-op ``settle``."""
+    return getattr(type(listener), "settle", None) is not CallListener.settle

@@ -1,16 +1,22 @@
-"""The process tree outlives nothing: when the host process dies, its trees die too."""
+"""The process tree outlives nothing: when the host process dies, its trees die too.
+And the shell it starts is the bash on PATH as PATH is now."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from support import wait_for
+from toolbound import ToolHost
 
 DEADLINE_S = 15.0
 
@@ -68,3 +74,26 @@ def test_killing_the_host_kills_its_whole_tree(tmp_path: Path) -> None:
         host.send_signal(signal.SIGKILL)
         host.wait(DEADLINE_S)
     wait_for(lambda: all(is_dead(pid) for pid in pids), "the orphaned tree to die")
+
+
+async def test_a_changed_path_is_searched_again_for_bash(
+    host: ToolHost, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = shutil.which("bash")
+    assert real is not None
+    first_on_path = tmp_path / "bin"
+    first_on_path.mkdir()
+    wrapper = first_on_path / "bash"
+    wrapper.write_text(f'#!{real}\necho wrapped >&2\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+
+    async def stderr_of_true() -> str:
+        result = await asyncio.wait_for(host.call("Bash", {"command": "true"}), DEADLINE_S)
+        return str(result["stderr"])
+
+    before = await stderr_of_true()
+    monkeypatch.setenv("PATH", f"{first_on_path}{os.pathsep}{os.environ['PATH']}")
+    wrapped = await stderr_of_true()
+    monkeypatch.undo()
+    after = await stderr_of_true()
+    assert (before, wrapped, after) == ("", "wrapped\n", "")

@@ -8,6 +8,7 @@ Pieces:
     stopping  SIGTERM, grace, SIGKILL, reap
     sandbox   the same tree inside bubblewrap (CONTRACT section 11): the one way a command starts
     capture   bounded per-stream capture (stdout head, stderr tail ring) and counts
+    abort     a call's abort signal, an asyncio.Event that can wake a waiter directly
     reader    the reader of one pipe (on the loop, then on a worker): capture, decode,
               coalesce, emit
 """

@@ -17,6 +17,7 @@ Pieces:
     is_url             does a store location name a PostgreSQL database
     store_location     --store / $TOOLBOUND_STORE / the data dir: where a host records
     open_backend       a store location -> its Backend
+    connect_unwaiting  a connection whose writes never wait for a lock (SQLite), or None
 """
 
 from __future__ import annotations
@@ -159,3 +160,25 @@ def open_backend(location: str | Path, *, busy_timeout_s: float) -> Backend:
 
         return PostgresBackend(str(location), busy_timeout_s=busy_timeout_s)
     return SqliteBackend(Path(location).absolute(), busy_timeout_s=busy_timeout_s)
+
+
+def connect_unwaiting(backend: Backend) -> Conn | None:
+    """A second connection to ``backend`` for short writes on the event loop's
+    thread, or None where the engine has none (PostgreSQL: every statement is
+    a network round trip).
+
+    It never waits: no busy timeout (a write lock held elsewhere fails the
+    write at once, and the caller hands it to its writer thread instead) and
+    no automatic checkpoint (the one step of a commit that syncs the disk is
+    left to other connections).
+    """
+    if not isinstance(backend, SqliteBackend):
+        return None
+    conn = backend.connect()
+    try:
+        conn.execute("PRAGMA busy_timeout = 0")
+        conn.execute("PRAGMA wal_autocheckpoint = 0")
+    except sqlite3.Error as err:
+        conn.close()
+        raise StoreUnavailable(f"cannot open the store {backend.path}: {err}") from err
+    return conn

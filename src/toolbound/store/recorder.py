@@ -1,11 +1,12 @@
-"""Recording a host's tool calls and their events, off the event loop.
+"""Recording a host's tool calls and their events; the event loop never waits on the store.
 
 The host hands each call's start and each event (chunk or result, with its
-``seq``) to a :class:`CallRecorder`, which only queues them; one background
-thread with its own connection writes whatever is queued in one transaction
-at a time, so a burst of chunks costs one commit, and the event loop never
-waits on SQLite. A call's result is awaited (``CallHandle.settled``) until
-its transaction committed, so a call that returned can be replayed at once.
+``seq``) to a :class:`CallRecorder`, which only queues them (or holds them a
+moment, below); one background thread with its own connection writes
+whatever is queued in one transaction at a time, so a burst of chunks costs
+one commit, and the event loop never waits for a lock. A call's result is
+awaited (``CallHandle.settled``) until its transaction committed, so a call
+that returned can be replayed at once.
 When a write fails (the database stayed locked past the busy timeout, the
 disk is full or read-only), that batch is lost (logged once), later batches
 are tried again, and the calls themselves go on untouched.
@@ -23,7 +24,21 @@ each committed batch NOTIFYs the calls it wrote, so a web view of another
 host follows them live.
 
 The recorder is a host's call listener (``toolbound.listeners``): a call's
-start, each of its events and its settle go to the call's handle.
+start, each of its events and its settle go to the call's handle. A call
+started on the event loop is held there for up to ``chunk_interval_s`` (the
+live chunks' own coalescing, so a viewer sees no later) before its start and
+events go to the writer thread. Most calls end sooner: at their settle the
+whole call (start, events, result) is written in one transaction on the
+loop's thread itself, through a second connection that never waits
+(``connect_unwaiting``: SQLite only), when nothing else of this recorder is
+being written; if the write lock is taken (another process writes), the call
+goes to the writer thread as any other. Either way the result is committed
+before the call returns, and ``close`` hands every held call to the writer
+first, so nothing is lost; a call's start reaches the database at most that
+interval later than before (and a crash of the host meanwhile loses it, as it
+loses the call). A short call so costs no thread hop and one transaction
+(measured, 500 x ``true`` through Bash: 2.85 -> 2.39 ms per call, the writer
+thread's 0.45 ms of CPU per call gone, the loop's transaction about 0.2 ms).
 
 Pieces:
     CallHandle    one call being recorded: event(), settled()
@@ -47,7 +62,7 @@ from typing import Any
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.listeners import CallListener, CallStart, is_job_call
 from toolbound.model_text import Profile, model_text
-from toolbound.store.backend import Backend, Conn
+from toolbound.store.backend import Backend, Conn, connect_unwaiting
 from toolbound.store.ledger import measure
 
 log = logging.getLogger(__name__)
@@ -57,6 +72,10 @@ CHANNEL = "toolbound_events"
 
 # How many queued operations one transaction takes at most.
 _BATCH = 2048
+
+# After this many calls written on the loop's thread (whose connection never
+# checkpoints), the writer thread checkpoints the WAL, keeping it small.
+_CHECKPOINT_EVERY = 100
 
 
 @dataclass(eq=False)
@@ -69,16 +88,41 @@ class CallHandle:
     profile: Profile
     done: concurrent.futures.Future[None] = field(default_factory=concurrent.futures.Future)
     row_id: int | None = None
-    # Touched by the writer thread only.
+    # Touched by whoever writes the call's operations (the writer thread, or the
+    # loop's thread for a call written whole there).
     budgets: dict[str, StreamBudget] = field(default_factory=dict)
+    # The call's operations held on the event loop, not yet queued (None: queued as they come).
+    held: list[_Op] | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    release_timer: asyncio.TimerHandle | None = None
 
     def event(self, event: dict[str, Any]) -> None:
         """Queue one wire event (``{"type": "chunk"|"result", "seq", ...}``)."""
-        self._recorder._put(("event", self, event, time.time()))
+        op: _Op = ("event", self, event, time.time())
+        with self.lock:
+            if self.held is not None:
+                self.held.append(op)
+                return
+        self._recorder._put(op)
+
+    def take_held(self) -> list[_Op] | None:
+        """The held operations, if any, now the caller's to write; later ones are queued."""
+        with self.lock:
+            held, self.held = self.held, None
+        return held
+
+    def release(self) -> None:
+        """Queue the held operations, in order, and every later one as it comes."""
+        with self.lock:
+            held, self.held = self.held, None
+            for op in held or ():
+                # Under the lock: an event from a reader thread waits its turn.
+                self._recorder._put(op)
 
     async def settled(self) -> None:
         """Wait until the result event is committed (or recording gave up on it)."""
-        await asyncio.wrap_future(self.done)
+        if not self.done.done():  # wrapping a done future still costs a self-pipe wake-up
+            await asyncio.wrap_future(self.done)
 
 
 _Op = tuple[Any, ...]
@@ -128,11 +172,21 @@ class CallRecorder(CallListener):
         self.session_id = session_id
         self.limits = limits
         self._conn = backend.connect()
+        try:
+            self._unwaiting = connect_unwaiting(backend)
+        except BaseException:
+            self._conn.close()
+            raise
         self._queue: queue.SimpleQueue[_Op] = queue.SimpleQueue()
         self._closed = False
         self._degraded = False
-        # The calls being recorded as a listener, by tool call id.
+        # Operations queued and not yet written (or given up), under _count_lock.
+        self._pending = 0
+        self._count_lock = threading.Lock()
+        self._written_here = 0
+        # The calls being recorded as a listener, by tool call id; those held on the loop.
         self._handles: dict[str, CallHandle] = {}
+        self._held: dict[str, CallHandle] = {}
         self._thread = threading.Thread(target=self._run, name="toolbound-recorder", daemon=True)
         self._thread.start()
 
@@ -149,10 +203,25 @@ class CallRecorder(CallListener):
         return handle
 
     def call_started(self, call: CallStart) -> None:
-        if call.session_id == self.session_id:
-            self._handles[call.tool_call_id] = self.start(
-                call.tool_call_id, call.tool, call.args, profile=call.profile
+        if call.session_id != self.session_id:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None or self._closed:
+            handle = self.start(call.tool_call_id, call.tool, call.args, profile=call.profile)
+        else:
+            # Calls start in order: one started before this one is no longer held,
+            # so the calls' rows keep the order the calls started in.
+            self._release_held()
+            handle = CallHandle(self, call.tool_call_id, call.tool, call.profile)
+            handle.held = [("call", handle, _args_json(call.args), time.time())]
+            handle.release_timer = loop.call_later(
+                self.limits.chunk_interval_s, self._release, handle
             )
+            self._held[call.tool_call_id] = handle
+        self._handles[call.tool_call_id] = handle
 
     def call_event(self, call: CallStart, event: dict[str, Any]) -> None:
         handle = self._handles.get(call.tool_call_id)
@@ -162,23 +231,88 @@ class CallRecorder(CallListener):
     async def settle(self, call: CallStart) -> None:
         """Recorded before it is handed out, so a finished call replays at once."""
         handle = self._handles.get(call.tool_call_id)
-        if handle is not None:
-            await handle.settled()
+        if handle is None:
+            return
+        if handle.held is not None:
+            self._forget_held(handle)
+            held = handle.take_held()
+            if held is not None and not self._write_here(held):
+                for op in held:
+                    self._put(op)
+        await handle.settled()
 
     def call_ended(self, call: CallStart, failure: BaseException | None) -> None:
-        self._handles.pop(call.tool_call_id, None)
+        handle = self._handles.pop(call.tool_call_id, None)
+        if handle is not None:
+            # A crashed tool's call (no result) is recorded as it was.
+            self._release(handle)
 
     def close(self) -> None:
-        """Write everything queued, then stop the thread (blocking: call it in a thread)."""
+        """Write everything queued and held, then stop the thread (blocking: call
+        it in a thread)."""
         if not self._closed:
+            for handle in list(self._held.values()):
+                handle.release()
             self._closed = True
             self._queue.put(("close",))
         self._thread.join()
+        if self._unwaiting is not None:
+            self._unwaiting.close()
+
+    def _release(self, handle: CallHandle) -> None:
+        """Hand a held call to the writer thread (on the loop)."""
+        self._forget_held(handle)
+        handle.release()
+
+    def _release_held(self) -> None:
+        for handle in list(self._held.values()):
+            self._release(handle)
+
+    def _forget_held(self, handle: CallHandle) -> None:
+        self._held.pop(handle.tool_call_id, None)
+        if handle.release_timer is not None:
+            handle.release_timer.cancel()
+            handle.release_timer = None
+
+    def _write_here(self, ops: list[_Op]) -> bool:
+        """Write a whole held call in one transaction on this thread, without
+        waiting; False (nothing written) when that is not possible now: another
+        connection holds the write lock, or this recorder's writer thread has
+        operations pending, which must be written first."""
+        conn = self._unwaiting
+        if conn is None:
+            return False
+        with self._count_lock:
+            if self._pending:
+                return False
+        inserted: list[CallHandle] = []
+        try:
+            conn.execute(self.backend.begin_write)
+            for op in ops:
+                self._apply(conn, op, inserted, {})
+            conn.execute("COMMIT")
+        except Exception:
+            # Most likely the write lock is taken: the writer thread, which waits, writes it.
+            with contextlib.suppress(Exception):
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+            for handle in inserted:
+                handle.row_id = None
+            for op in ops:
+                op[1].budgets.clear()
+            return False
+        _settle(ops)
+        self._written_here += 1
+        if self._written_here % _CHECKPOINT_EVERY == 0:
+            self._put(("checkpoint",))
+        return True
 
     def _put(self, op: _Op) -> None:
         if self._closed:
             _settle([op])
             return
+        with self._count_lock:
+            self._pending += 1
         self._queue.put(op)
 
     def _run(self) -> None:
@@ -192,7 +326,11 @@ class CallRecorder(CallListener):
                     except queue.Empty:
                         break
                 closing = any(op[0] == "close" for op in ops)
-                self._write(conn, [op for op in ops if op[0] != "close"])
+                if any(op[0] == "checkpoint" for op in ops):
+                    self._checkpoint(conn)
+                self._write(conn, [op for op in ops if op[0] in ("call", "event")])
+                with self._count_lock:
+                    self._pending -= len(ops) - closing
                 if closing:
                     return
         finally:
@@ -205,6 +343,13 @@ class CallRecorder(CallListener):
                 except queue.Empty:
                     break
             _settle(leftover)
+
+    def _checkpoint(self, conn: Conn) -> None:
+        """Copy the WAL into the database (what the loop's connection never does)."""
+        try:
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except Exception as err:
+            self._degrade(err)
 
     def _degrade(self, err: BaseException) -> None:
         if not self._degraded:

@@ -47,7 +47,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -56,6 +56,7 @@ from toolbound.arguments import BashArgs
 from toolbound.bounds import Cut, truncate_to
 from toolbound.bounds.headtail import HeadTailBudget, Retained, cut_head_tail, shown_ends
 from toolbound.exec import sandbox
+from toolbound.exec.abort import on_abort
 from toolbound.exec.both_ends import BothEndsCapture
 from toolbound.exec.capture import (
     Captured,
@@ -132,6 +133,10 @@ class _Readers:
 
     async def wait(self, timeout_s: float) -> bool:
         """True if both reached their end within ``timeout_s``."""
+        if self.done.is_set():
+            # Most commands: both pipes were at EOF by the time the shell's
+            # exit was seen; no waiting task and loop turn for them.
+            return True
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.done.wait(), timeout_s)
         return self.done.is_set()
@@ -250,11 +255,16 @@ def _start_readers(shell: Tree, ctx: ToolContext) -> _Readers:
     stop = StopSignal()
 
     def on_done() -> None:
-        # One wake-up of the loop per call, from whichever reader ends last.
+        # One wake-up of the loop per call, from whichever reader ends last;
+        # none at all when that reader ran on the loop (a short command's).
         with lock:
             remaining[0] -= 1
             last = remaining[0] == 0
-        if last:
+        if not last:
+            return
+        if _on_loop(loop):
+            done.set()
+        else:
             loop.call_soon_threadsafe(done.set)
 
     def reader(fd: int, stream: Stream, capture: HeadCapture | TailCapture) -> StreamReader:
@@ -301,45 +311,65 @@ def _start_readers(shell: Tree, ctx: ToolContext) -> _Readers:
     return readers
 
 
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether this thread is running ``loop`` now."""
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
 async def _watch(shell: Tree, *, timeout_s: float, abort: asyncio.Event) -> Ending:
-    """Wait for the shell to exit, the deadline, or an abort, whichever comes first."""
-    aborted: asyncio.Future[object] = asyncio.ensure_future(abort.wait())
-    async with _exit_of(shell) as exited:
-        waiters: set[asyncio.Future[object]] = {exited, aborted}
-        try:
-            await asyncio.wait(waiters, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            aborted.cancel()
-        if exited.done():
-            # The shell has exited: reap it now, so its status is known.
-            shell.wait()
-            return Ending.EXITED
+    """Wait for the shell to exit, the deadline, or an abort, whichever comes first
+    (an exit seen by then wins): one future, woken by whichever comes."""
+    loop = asyncio.get_running_loop()
+    woken: asyncio.Future[None] = loop.create_future()
+    exited = False
+
+    def wake() -> None:
+        if not woken.done():
+            woken.set_result(None)
+
+    def on_exit() -> None:
+        nonlocal exited
+        exited = True
+        wake()
+
+    deadline = loop.call_later(timeout_s, wake)
+    forget_abort = on_abort(abort, wake)
+    stop_watching = _watch_exit(shell, on_exit)
+    try:
+        await woken
+    finally:
+        deadline.cancel()
+        forget_abort()
+        stop_watching()
+    if exited:
+        # The shell has exited: reap it now, so its status is known.
+        shell.wait()
+        return Ending.EXITED
     return Ending.ABORTED if abort.is_set() else Ending.TIMED_OUT
 
 
-@contextlib.asynccontextmanager
-async def _exit_of(shell: Tree) -> AsyncIterator[asyncio.Future[object]]:
-    """A future done when the shell exits: a pidfd on the loop, no thread; a
-    waiting thread only on kernels without pidfd (before Linux 5.3)."""
+def _watch_exit(shell: Tree, on_exit: Callable[[], None]) -> Callable[[], None]:
+    """Call ``on_exit`` (on the loop) when the shell exits: a pidfd on the loop, no
+    thread; a waiting thread only on kernels without pidfd (before Linux 5.3).
+    Returns the function that stops watching."""
     loop = asyncio.get_running_loop()
     try:
         pidfd = os.pidfd_open(shell.pid)
     except OSError:
         # The thread ends when the shell is reaped, which stopping the tree ensures.
-        yield asyncio.ensure_future(asyncio.to_thread(shell.wait))
-        return
-    exited: asyncio.Future[object] = loop.create_future()
-
-    def on_exit() -> None:
-        if not exited.done():
-            exited.set_result(None)
-
+        waiting = asyncio.ensure_future(asyncio.to_thread(shell.wait))
+        waiting.add_done_callback(lambda _: on_exit())
+        return lambda: None
     loop.add_reader(pidfd, on_exit)
-    try:
-        yield exited
-    finally:
+
+    def stop() -> None:
         loop.remove_reader(pidfd)
         os.close(pidfd)
+
+    return stop
 
 
 async def _stop(
