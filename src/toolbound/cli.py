@@ -263,6 +263,7 @@ async def _call(ns: argparse.Namespace, args: Any) -> int:
         store=ns.store,
         profile=ns.profile,
         context_window=ns.context_window,
+        warm=False,  # one call: it imports its own tool's module only
     ) as host:
         host.jobs.ends_with_call = True  # a job started here ends as this process does
         last: dict[str, Any] = {}

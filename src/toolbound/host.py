@@ -52,7 +52,7 @@ from toolbound.store import (
     store_location,
 )
 from toolbound.store.summaries import machine_name
-from toolbound.tools.registry import spec_for
+from toolbound.tools.registry import import_runners, spec_for
 
 log = logging.getLogger(__name__)
 
@@ -183,6 +183,10 @@ class ToolHost:
     seed's table, or ``"economy"``. ``context_window`` is the model's context
     in tokens and ``context_used(tokens)`` reports how much of it is in use;
     the economy profile's budgets shrink as it fills.
+
+    ``warm`` imports every tool's module as the host starts, so no call pays
+    an import; False leaves each to its tool's first call (``toolbound call``,
+    whose host serves one call).
     """
 
     def __init__(
@@ -199,8 +203,10 @@ class ToolHost:
         listeners: Iterable[CallListener] = (),
         profile: str = "exact",
         context_window: int | None = None,
+        warm: bool = True,
     ) -> None:
         self.limits = limits
+        self._warm = warm
         self.profile = profile_named(profile)
         self.gauge = ContextGauge(window=context_window)
         # Resolved once: bwrap found (or not) now, so a call never probes PATH.
@@ -238,6 +244,8 @@ class ToolHost:
 
     async def __aenter__(self) -> ToolHost:
         self._live.acquire()
+        if self._warm:
+            await asyncio.to_thread(import_runners)
         self._store, self._recorder = await asyncio.to_thread(self._open_store)
         if self._store is not None:
             await asyncio.to_thread(self._load_read_record, self._store)

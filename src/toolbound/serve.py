@@ -40,6 +40,7 @@ from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.mcp_server import build_server, server_session_id
 from toolbound.model_text import Profile
 from toolbound.pool import HostPool, HostWatcher
+from toolbound.tools.registry import import_runners
 
 if TYPE_CHECKING:
     from toolbound.web import WebService
@@ -273,6 +274,7 @@ async def _run_http(
 
 def serve(options: ServeOptions) -> int:
     """Run the server until stopped; the exit status of ``toolbound serve``."""
+    import_runners()  # before the first request: no session's first call pays an import
     if options.http is None:
         asyncio.run(serve_stdio(options))
     else:
