@@ -195,10 +195,21 @@ async def _shape_exact(
     """The seed's shaping: stdout's head and stderr's tail, each to its budget."""
     limits = ctx.limits
     out_held, err_held = readers.stdout.captured(), readers.stderr.captured()
-    out = await shape_stream(out_held, limits.shell_stdout, "stdout", ctx.scratch, limits=limits)
-    err = await shape_stream(err_held, limits.shell_stderr, "stderr", ctx.scratch, limits=limits)
+    out = await _shaped(out_held, limits.shell_stdout, "stdout", ctx.scratch, limits=limits)
+    err = await _shaped(err_held, limits.shell_stderr, "stderr", ctx.scratch, limits=limits)
     invalid = await _invalid_bytes(out_held, err_held)
-    return Shaped.of_cut(out_held, out), Shaped.of_cut(err_held, err), invalid
+    return out, err, invalid
+
+
+async def _shaped(
+    held: Captured, budget: Budget, label: Stream, scratch: Scratch, *, limits: Limits
+) -> Shaped:
+    """One stream shaped by ``shape_stream``; a stream that printed nothing is
+    ``_SILENT`` at once (nothing to cut, count or spill: most short commands'
+    stderr, and both of ``true``'s)."""
+    if not held.total_bytes:
+        return _SILENT
+    return Shaped.of_cut(held, await shape_stream(held, budget, label, scratch, limits=limits))
 
 
 async def _shape_economy(
@@ -501,6 +512,11 @@ class Shaped:
             omitted=StreamCounts(bytes=held.omitted_bytes, lines=held.omitted_lines),
             totals=StreamCounts(bytes=held.total_bytes, lines=held.total_lines),
         )
+
+
+# A stream that printed nothing, as the result reports it (the models are frozen).
+_NOTHING = StreamCounts(bytes=0, lines=0)
+_SILENT = Shaped(payload="", truncated=False, spill_path=None, omitted=_NOTHING, totals=_NOTHING)
 
 
 def _result(
