@@ -129,11 +129,14 @@ class _EventSink:
         )
 
     def result(self, result: dict[str, Any]) -> dict[str, Any] | None:
-        """Emit the result event (to the listeners, not yet the consumer); no chunk follows."""
+        """Emit the result event (to the listeners, not yet the consumer); no chunk follows.
+
+        ``result`` is the tool's result model's ``to_wire()`` dict.
+        """
         tool_call_id = self._call.tool_call_id
         return self._emit(
             lambda seq: ResultEvent.of(
-                self._call.tool, tool_call_id, seq, result, profile=self._call.profile
+                self._call.tool, tool_call_id, seq, result, profile=self._call.profile, wire=True
             ),
             queue=False,
             last=True,
