@@ -470,8 +470,8 @@ async def shape_ends(
         payload=cut.payload,
         truncated=cut.truncated,
         spill_path=cut.spill_path,
-        omitted=StreamCounts(bytes=raw.dropped_bytes, lines=raw.dropped_newlines),
-        totals=StreamCounts(bytes=raw.total_bytes, lines=raw.total_lines),
+        omitted=_counts(raw.dropped_bytes, raw.dropped_newlines),
+        totals=_counts(raw.total_bytes, raw.total_lines),
     )
     return stream, collapsed
 
@@ -509,14 +509,28 @@ class Shaped:
             payload=cut.payload,
             truncated=cut.truncated,
             spill_path=cut.spill_path,
-            omitted=StreamCounts(bytes=held.omitted_bytes, lines=held.omitted_lines),
-            totals=StreamCounts(bytes=held.total_bytes, lines=held.total_lines),
+            omitted=_counts(held.omitted_bytes, held.omitted_lines),
+            totals=_counts(held.total_bytes, held.total_lines),
         )
 
 
-# A stream that printed nothing, as the result reports it (the models are frozen).
+# Parts of the result most calls share, made once (the models are frozen):
+# about 2 us each a call saved (timeit).
 _NOTHING = StreamCounts(bytes=0, lines=0)
+_NOTHING_PAIR = StreamPair(stdout=_NOTHING, stderr=_NOTHING)
+_NO_SPILL = SpillPaths()
+# A stream that printed nothing, as the result reports it.
 _SILENT = Shaped(payload="", truncated=False, spill_path=None, omitted=_NOTHING, totals=_NOTHING)
+
+
+def _counts(size: int, lines: int) -> StreamCounts:
+    return _NOTHING if size == 0 and lines == 0 else StreamCounts(bytes=size, lines=lines)
+
+
+def _pair(stdout: StreamCounts, stderr: StreamCounts) -> StreamPair:
+    if stdout is _NOTHING and stderr is _NOTHING:
+        return _NOTHING_PAIR
+    return StreamPair(stdout=stdout, stderr=stderr)
 
 
 def _result(
@@ -540,9 +554,13 @@ def _result(
         timed_out=ending is Ending.TIMED_OUT,
         aborted=ending is Ending.ABORTED,
         truncated=out.truncated or err.truncated,
-        spill=SpillPaths(stdout=out.spill_path, stderr=err.spill_path),
-        omitted=StreamPair(stdout=out.omitted, stderr=err.omitted),
-        totals=StreamPair(stdout=out.totals, stderr=err.totals),
+        spill=(
+            _NO_SPILL
+            if out.spill_path is None and err.spill_path is None
+            else SpillPaths(stdout=out.spill_path, stderr=err.spill_path)
+        ),
+        omitted=_pair(out.omitted, err.omitted),
+        totals=_pair(out.totals, err.totals),
         notice=notice,
         duration_ms=duration_ms,
     )
