@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import os
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -403,7 +404,8 @@ class ToolHost:
         """Yield a call's chunk events in ``seq`` order, then its result event."""
         call = CallStart(
             session_id=self.session_id,
-            tool_call_id=tool_call_id or f"call_{uuid.uuid4().hex[:16]}",
+            # 16 random hex digits: os.urandom is 0.45 us against uuid4's 3.6 (timeit).
+            tool_call_id=tool_call_id or f"call_{os.urandom(8).hex()}",
             tool=name,
             args=args,
             profile=self.profile,
