@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,14 @@ async def test_stream_of_an_error_is_one_result_event_with_seq_zero(host: ToolHo
     events = [e async for e in host.stream("Nope", {}, tool_call_id="c1")]
     assert [(e["type"], e["toolCallId"], e["seq"]) for e in events] == [("result", "c1", 0)]
     assert events[0]["result"]["error"]["code"] == "TOOL_UNKNOWN"
+
+
+async def test_a_call_given_no_id_gets_its_own_in_the_usual_shape(host: ToolHost) -> None:
+    ids = set()
+    for _ in range(20):
+        ids |= {e["toolCallId"] async for e in host.stream("Nope", {})}
+    assert len(ids) == 20
+    assert all(re.fullmatch(r"call_[0-9a-f]{16}", i) for i in ids), ids
 
 
 async def test_abort_of_an_unknown_call_says_so(host: ToolHost) -> None:

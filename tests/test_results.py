@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from pydantic import ValidationError
 
@@ -156,3 +158,31 @@ def test_error_result_shape_and_codes() -> None:
 def test_models_refuse_unknown_fields() -> None:
     with pytest.raises(ValidationError):
         GrepMatch(path="a", line=1, text="x", column=3)  # type: ignore[call-arg]
+
+
+def test_a_result_event_of_a_wire_dict_is_the_one_the_model_dumps() -> None:
+    # The host builds its result events from to_wire() dicts without checking them
+    # again: the event must serialize byte for byte as the model's dump.
+    zero = StreamCounts(bytes=0, lines=0)
+    results = [
+        BashResult(
+            stdout="hé\n",
+            stderr="",
+            exit_code=0,
+            signal=None,
+            timed_out=False,
+            aborted=False,
+            truncated=False,
+            spill=SpillPaths(),
+            omitted=StreamPair(stdout=zero, stderr=zero),
+            totals=StreamPair(stdout=StreamCounts(bytes=4, lines=1), stderr=zero),
+            duration_ms=3,
+            notice="1 lingering process stopped",
+        ).to_wire(),
+        ToolError(ErrorCode.NOT_FOUND, "No such file; try Glob.").to_result().to_wire(),
+    ]
+    for result in results:
+        for profile in ("exact", "economy"):
+            built = ResultEvent.of("Bash", "c", 7, result, profile=profile, wire=True)
+            dumped = ResultEvent.of("Bash", "c", 7, result, profile=profile)
+            assert json.dumps(built, ensure_ascii=False) == json.dumps(dumped, ensure_ascii=False)

@@ -225,13 +225,26 @@ class ResultEvent(WireModel):
         result: dict[str, Any],
         *,
         profile: Profile = "exact",
+        wire: bool = False,
     ) -> dict[str, Any]:
         """The wire dict of a result event of ``tool``, its ``text`` rendered from ``result``
         for the call's ``profile``.
 
         The host's stream and the store's replay both build result events here.
+        ``wire``: ``result`` is a model's ``to_wire()`` dict, already checked and
+        JSON-able, so the event's dict is built as the model would dump it (the
+        same keys in the same order) without checking and copying it again
+        (about 9 us a call).
         """
         text = model_text(tool, result, profile=profile)
+        if wire:
+            return {
+                "type": "result",
+                "toolCallId": tool_call_id,
+                "seq": seq,
+                "result": result,
+                "text": text,
+            }
         return ResultEvent(tool_call_id=tool_call_id, seq=seq, result=result, text=text).to_wire()
 
 

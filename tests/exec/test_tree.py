@@ -17,12 +17,14 @@ import pytest
 
 from support import wait_for
 from toolbound import ToolHost
+from toolbound.exec.tree import environment
 
 DEADLINE_S = 15.0
 
 HOST = """
 import asyncio, json, sys
 from toolbound import ToolHost
+from toolbound.exec.tree import environment
 
 async def main():
     async with ToolHost(sys.argv[1], sys.argv[2], "doomed") as host:
@@ -97,3 +99,17 @@ async def test_a_changed_path_is_searched_again_for_bash(
     monkeypatch.undo()
     after = await stderr_of_true()
     assert (before, wrapped, after) == ("", "wrapped\n", "")
+
+
+def test_the_environment_a_shell_gets_is_the_hosts_as_it_is_now(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Copied from os.environb's own dict: every change made through os.environ shows.
+    monkeypatch.setenv("TOOLBOUND_TEST_VAR", "caf\u00e9")
+    monkeypatch.delenv("HOME", raising=False)
+    env = environment()
+    assert env == dict(os.environb)
+    assert env[b"TOOLBOUND_TEST_VAR"] == "caf\u00e9".encode()
+    assert b"HOME" not in env
+    env[b"ONLY_IN_THE_COPY"] = b"1"
+    assert b"ONLY_IN_THE_COPY" not in os.environb

@@ -12,6 +12,7 @@ Pieces:
     Launch, spawn_tree  start any argv as a new tree (the sandbox starts bwrap so)
     spawn_shell       start ``bash -c COMMAND`` as a new tree
     bash_path         the bash on PATH, looked up once per value of PATH
+    environment       the host's environment as bytes, copied cheaply
 """
 
 from __future__ import annotations
@@ -149,8 +150,7 @@ def spawn_tree(launch_for: Callable[[int, int], Launch], *, cwd: Path) -> Shell:
     ``spawn_shell`` does; the sandbox hands its pipes to a wrapper this way."""
     become_subreaper()
     marker = next_marker()
-    # Bytes, as exec takes them: nothing to decode here or encode in Popen.
-    env = dict(os.environb)
+    env = environment()
     env[MARKER_VAR.encode()] = marker.encode()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -183,6 +183,21 @@ def spawn_tree(launch_for: Callable[[int, int], Launch], *, cwd: Path) -> Shell:
     os.set_blocking(err_r, False)
     pipes = frozenset(f"pipe:[{os.fstat(fd).st_ino}]" for fd in (out_r, err_r))
     return Shell(proc, out_r, err_r, f"{MARKER_VAR}={marker}\0".encode(), pipes)
+
+
+def environment() -> dict[bytes, bytes]:
+    """A copy of the host's environment as bytes, as exec takes them (nothing to
+    decode here or encode in Popen).
+
+    ``dict(os.environb)`` goes through the mapping's Python methods, two calls
+    per variable (34 us for 35 variables, timeit); CPython's ``os.environb``
+    keeps the very bytes in a plain dict, copied here in C (0.4 us). Anything
+    else falls back to the mapping.
+    """
+    data = getattr(os.environb, "_data", None)
+    if type(data) is dict:
+        return dict(data)
+    return dict(os.environb)
 
 
 def _widen_pipe(fd: int) -> None:

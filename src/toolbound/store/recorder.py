@@ -73,6 +73,12 @@ CHANNEL = "toolbound_events"
 # How many queued operations one transaction takes at most.
 _BATCH = 2048
 
+# json.dumps(value, ensure_ascii=False) and the same with allow_nan=False: made
+# once, not per call (json.dumps builds an encoder for every call given options;
+# 2 us of a short call's 13 for its result, 2 of 4.7 for its arguments, timeit).
+_to_json = json.JSONEncoder(ensure_ascii=False).encode
+_to_strict_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
 # After this many calls written on the loop's thread (whose connection never
 # checkpoints), the writer thread checkpoints the WAL, keeping it small.
 _CHECKPOINT_EVERY = 100
@@ -420,7 +426,7 @@ class CallRecorder(CallListener):
                 event["type"],
                 event["stream"] if is_chunk else None,
                 event["data"] if is_chunk else None,
-                None if is_chunk else json.dumps(event["result"], ensure_ascii=False),
+                None if is_chunk else _to_json(event["result"]),
                 at,
             ),
         )
@@ -460,7 +466,7 @@ def _settle(ops: list[_Op]) -> None:
 
 def _args_json(args: object) -> str:
     try:
-        return json.dumps(args, ensure_ascii=False, allow_nan=False)
+        return _to_strict_json(args)
     except (TypeError, ValueError):
         # A caller passed something JSON cannot hold; the call itself will say so.
         return json.dumps(repr(args), ensure_ascii=False)
