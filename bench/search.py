@@ -48,6 +48,7 @@ from typing import Any
 
 from toolbound import ToolHost
 from toolbound.search.rg import rg_binary
+from toolbound.search.select import FileSelection
 
 RG = str(rg_binary())
 T0 = 1_700_000_000
@@ -272,19 +273,24 @@ async def bench_glob(name: str, tree: Path, repeat: int, data_dir: Path) -> list
 
 
 def stat_cost(tree: Path, pattern: str, repeat: int) -> tuple[int, float]:
-    """The paths ``rg --files -g PATTERN`` lists, and the median time to stat them all.
+    """The files Glob ranks for ``pattern``, and the median time to stat them all.
 
-    Newest-first needs this one stat per listed file, which the anchor never
-    does: on two cores shared with rg's walk it is the floor of Glob's ratio.
+    The files are those of Glob's own walk (rg narrowed by the selection's
+    flags, then its exact filter). Newest-first needs this one stat per file,
+    which the anchor never does: on two cores shared with rg's walk it is the
+    floor of Glob's ratio.
     """
+    selection = FileSelection.of(glob=pattern, type_name=None, argument="pattern")
     out = subprocess.run(
-        [RG, "--files", "-g", pattern, "--null", "."],
+        [RG, "--no-config", "--no-require-git", "--files", *selection.rg_args(), "--null", "."],
         cwd=tree,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         check=False,
     ).stdout
     paths = out.split(b"\0")[:-1]
+    keep = selection.printed_filter()
+    paths = paths if keep is None else keep(paths)
     fd = os.open(tree, os.O_RDONLY | os.O_DIRECTORY)
     try:
         stat = os.stat
