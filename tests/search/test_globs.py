@@ -11,6 +11,7 @@ import pytest
 from toolbound.results import ToolError
 from toolbound.search.globs import compile_glob
 from toolbound.search.rg import rg_binary
+from toolbound.search.select import FileSelection
 
 # A tree with no ignore file and no hidden name: there rg's override meaning of
 # `--glob` (whitelist what matches) lists exactly the files a glob matches.
@@ -154,3 +155,41 @@ def test_a_basename_is_offered_only_when_every_match_has_it() -> None:
     assert base("src/**") is None
     assert base("{a/x,b/y}.py") is None
     assert base("a[!z]b") is None
+
+
+def test_a_glob_under_a_literal_folder_is_a_prefix_test() -> None:
+    def under(p: str) -> tuple[bytes | None, bool]:
+        g = compile_glob(p, argument="pattern")
+        assert g is not None
+        return g.under, g.any_name
+
+    assert under("src/**") == (b"./src/", True)
+    assert under("/src/deep/**") == (b"./src/deep/", True)
+    assert under("src/**/*.ts") == (b"./src/", False)
+    assert under("src/**/*.{ts,tsx}") == (b"./src/", False)
+    for other in (
+        "**/*.py",
+        "src/*.ts",
+        "s*/**",
+        "{src,lib}/**/*.ts",
+        "src/**/x[ab]",
+        "src/**b.ts",
+    ):
+        assert under(other) == (None, False), other
+
+
+@pytest.mark.parametrize("pattern", GLOBS)
+def test_a_selection_narrows_rg_and_filters_to_what_rg_selects(tree: Path, pattern: str) -> None:
+    # The walk's own path: rg narrowed by the selection's flags, then its
+    # batch filter on what rg printed (a prefix test, a regex, or nothing).
+    selection = FileSelection.of(glob=pattern, type_name=None, argument="pattern")
+    out = subprocess.run(
+        [str(rg_binary()), "--no-config", "--files", "--null", *selection.rg_args(), "."],
+        cwd=tree,
+        capture_output=True,
+        check=False,
+    )
+    printed = [p for p in out.stdout.split(b"\0") if p]
+    keep = selection.printed_filter()
+    kept = printed if keep is None else keep(printed)
+    assert {p.removeprefix(b"./") for p in kept} == rg_lists(tree, "--glob", pattern)

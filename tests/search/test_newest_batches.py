@@ -47,3 +47,14 @@ def test_a_split_batch_keeps_order_and_drops_a_file_gone_since_it_was_listed(
         mtimes, kept = stats.mtimes(printed)
     assert kept == [p for p in printed if p != gone]
     assert mtimes == [int(p[3:]) * 1000 for p in kept]
+
+
+def test_contenders_turn_away_a_tie_with_the_worst_kept_file_that_sorts_after_it() -> None:
+    # Installed trees give thousands of files one mtime: a tie that cannot
+    # enter must not reach the per-file loop.
+    heap = NewestFiles(2)
+    for path in (b"./a", b"./b"):
+        heap.add(7, path)
+    out = heap.contenders([7, 7, 8, 6], [b"./0", b"./c", b"./d", b"./e"])
+    assert out == [(7, b"./0"), (8, b"./d")]
+    assert heap.overflowed

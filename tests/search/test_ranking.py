@@ -28,6 +28,14 @@ def test_newest_files_keeps_what_a_full_sort_puts_first(
     assert heap.overflowed == (len(offered) > capacity)
 
 
+def test_a_path_ranks_before_a_longer_path_it_begins_at_one_mtime() -> None:
+    heap = NewestFiles(3)
+    for path in (b"./ab", b"./a/b", b"./a", b"./b"):
+        if heap.would_keep(5, path):
+            heap.add(5, path)
+    assert heap.ranked() == [b"./a", b"./a/b", b"./ab"]
+
+
 @given(
     st.lists(st.tuples(st.integers(0, 9), st.integers(1, 50)), unique=True, max_size=60),
     st.integers(1, 20),

@@ -194,6 +194,19 @@ async def test_narrower_patterns_never_lift_an_ignore_rule_either(host: ToolHost
     assert await glob(host, pattern="!*.js") == listing("README.md", ".env.example")
 
 
+async def test_a_folder_prefix_pattern_never_lifts_an_ignore_rule(host: ToolHost, ws: Path) -> None:
+    # `DIR/**` and `DIR/**/NAME` take a prefix test on what rg printed.
+    git_repo(ws)
+    write(ws, "src/trace.log", age=1)
+    write(ws, "src/.hidden.js", age=1)
+    assert await glob(host, pattern="src/**") == listing("src/app.js", "src/util/fmt.js")
+    assert await glob(host, pattern="src/**/*.js") == listing("src/app.js", "src/util/fmt.js")
+    assert await glob(host, pattern="src/**/*.log") == listing()
+    assert await glob(host, pattern="node_modules/**") == listing()
+    assert await glob(host, pattern="node_modules/**/*.js") == listing()
+    assert await glob(host, pattern=".cache/**") == listing()
+
+
 async def test_only_an_explicit_path_reaches_into_an_ignored_or_hidden_folder(
     host: ToolHost, ws: Path
 ) -> None:

@@ -87,7 +87,7 @@ async def newest_files(
     limits = ctx.limits
     held: list[bytes] = []
     hold = selection.holds_dot_files
-    test = selection.printed_test()
+    keep = selection.printed_filter()
 
     def offer(batch: list[bytes], stats: _Stats) -> None:
         # The per-file work of every walk, done a batch at a time: one stat
@@ -108,8 +108,8 @@ async def newest_files(
     def consume(stream: IO[bytes]) -> None:
         with _Stats(cwd) as stats:
             for batch in split_nul(stream):
-                if test is not None:
-                    batch = [p for p in batch if test(p)]
+                if keep is not None:
+                    batch = keep(batch)
                 if hold and b"/." in b"\0".join(batch):
                     held.extend(p for p in batch if is_dot_file(p))
                     batch = [p for p in batch if not is_dot_file(p)]

@@ -73,6 +73,11 @@ class PathGlob:
     everything: bool = False
     # The same test on a path as rg prints it under a `.` target ("./src/x").
     printed: re.Pattern[bytes] | None = None
+    # For `DIR/**` and `DIR/**/NAME` with DIR literal: the printed prefix
+    # (b"./DIR/") every match starts with. A path under it matches iff its
+    # file name matches ``basename`` (or always, for `DIR/**`: ``any_name``).
+    under: bytes | None = None
+    any_name: bool = False
 
     def matches(self, rel: bytes) -> bool:
         if self.regex is None:
@@ -274,6 +279,22 @@ def _basename(actual: str) -> str | None:
     return name
 
 
+def _under(actual: str, basename: str | None) -> tuple[bytes | None, bool]:
+    """The literal folder every match of ``actual`` lies in, and whether any name there matches.
+
+    Only `DIR/**/NAME` with DIR free of glob syntax, and NAME ``*`` or the
+    glob's own ``basename`` with no class (which could match a ``/``).
+    """
+    head, sep, name = actual.rpartition("/**/")
+    if not sep or not head or any(c in head for c in "*?[]{}\\"):
+        return None, False
+    if name == "*":
+        return b"./" + head.encode() + b"/", True
+    if basename is not None and name == basename and "[" not in name:
+        return b"./" + head.encode() + b"/", False
+    return None, False
+
+
 def compile_glob(pattern: str, *, argument: str) -> PathGlob | None:
     """Compile ``pattern`` as rg's ``--glob`` would, or None when it selects nothing.
 
@@ -295,6 +316,7 @@ def compile_glob(pattern: str, *, argument: str) -> PathGlob | None:
         return PathGlob(pattern=pattern, regex=None, negated=negated, basename=None)
     source = body.encode("latin-1")
     basename = _basename(actual)
+    under, any_name = _under(actual, basename)
     return PathGlob(
         pattern=pattern,
         regex=re.compile(source, re.DOTALL),
@@ -304,4 +326,6 @@ def compile_glob(pattern: str, *, argument: str) -> PathGlob | None:
         by_name=basename is not None and actual == f"**/{basename}" and "[" not in basename,
         everything=body in _EVERYTHING,
         printed=re.compile(rb"\./(?:" + source + rb")", re.DOTALL),
+        under=under,
+        any_name=any_name,
     )

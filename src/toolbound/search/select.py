@@ -73,12 +73,14 @@ class FileSelection:
         """True when rg is narrowed by a type, so a dot file it prints needs confirming."""
         return bool(self.type_name) or self._glob_type is not None
 
-    def printed_test(self) -> Callable[[bytes], object] | None:
-        """The exact test on a path rg printed under a ``.`` target (``./src/x``).
+    def printed_filter(self) -> Callable[[list[bytes]], list[bytes]] | None:
+        """The exact test on a batch of paths rg printed under a ``.`` target (``./src/x``).
 
         None when rg's own narrowing already is the test: no glob, a negated
         one (rg applies it), one matching every file, or one on the file name
-        alone that rg was given as a type.
+        alone that rg was given as a type. A glob under a literal folder
+        (``src/**``, or ``src/**/*.ts`` with rg given ``*.ts``) is a prefix
+        test, about a third of the regex's cost a path.
         """
         g = self.glob
         if g is None or g.negated:
@@ -87,14 +89,18 @@ class FileSelection:
             return _nothing
         if g.everything or (g.by_name and self._glob_type is not None):
             return None
-        return g.printed.fullmatch
+        prefix = g.under
+        if prefix is not None and (g.any_name or self._glob_type is not None):
+            return lambda batch: [p for p in batch if p.startswith(prefix)]
+        fullmatch = g.printed.fullmatch
+        return lambda batch: [p for p in batch if fullmatch(p)]
 
 
 NO_SELECTION = FileSelection()
 
 
-def _nothing(printed: bytes) -> bool:
-    return False  # a folders-only glob (`build/`) names no file
+def _nothing(batch: list[bytes]) -> list[bytes]:
+    return []  # a folders-only glob (`build/`) names no file
 
 
 def is_dot_file(printed: bytes) -> bool:
