@@ -87,7 +87,15 @@ from starlette.routing import Route
 from toolbound.jobs.table import JobTable
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.store.summaries import machine_name
-from toolbound.web.calls import CallRecord, Origin, detail, gone_reason, outputs_of, summary
+from toolbound.web.calls import (
+    CallRecord,
+    Origin,
+    detail,
+    gone_reason,
+    outputs_of,
+    reread_of,
+    summary,
+)
 from toolbound.web.hub import Hub
 from toolbound.web.jobs import JobStopRefused, job_rows, stop_job
 from toolbound.web.source import CallSource, merged_records
@@ -387,7 +395,10 @@ class WebView:
         if record is None:
             return JSONResponse({"error": "no such call"}, status_code=404)
         origin, _ = await self._origin(record.session_id)
-        return JSONResponse(detail(record, origin, self.here))
+        since = None
+        if record.tool == "Read" and (record.result or {}).get("unchanged") is True:
+            since = reread_of(record, await self._records(record.session_id))
+        return JSONResponse(detail(record, origin, self.here, unchanged_since=since))
 
     async def events(self, request: Request) -> Response:
         sid, cid = request.path_params["sid"], request.path_params["cid"]

@@ -14,7 +14,7 @@ import { el, plural } from "./dom.js";
 
 const enc = encodeURIComponent;
 
-const STATE_CLASS = { running: "st-running", exited: "st-done", killed: "st-error", timedOut: "st-timedOut", failed: "st-error" };
+const STATE_CLASS = { running: "st-running", exited: "st-done", killed: "st-killed", timedOut: "st-timedOut", failed: "st-error" };
 const STATE_TEXT = { running: "running", exited: "exited", killed: "killed", timedOut: "timed out", failed: "crashed" };
 
 function outcome(job) {
