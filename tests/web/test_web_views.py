@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from toolbound.host import ToolHost
+from toolbound.store import SessionStore
 
 # One event loop per module: the module shares one Chromium (conftest.py).
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -223,3 +224,65 @@ async def test_the_call_list_rows_of_a_stored_session_number_its_calls(
     )
     assert nums == ["#1", "#2"]
     await page.wait_for_selector("#call-head .num-call:text-is('#2')")
+
+
+LEDGER_GEOMETRY = """() => {
+    const box = (e) => { const r = e.getBoundingClientRect();
+        return [r.left, r.top, r.right, r.bottom]; };
+    const tools = document.querySelector('#ledger .ledger-tools');
+    const time = document.querySelector('#ledger .ledger-time');
+    return {
+        rows: [...tools.querySelectorAll('.tool-row')].map(g => ({
+            tool: g.dataset.tool, tokens: Number(g.dataset.tokens),
+            sent: Number(g.querySelector('rect.sent').getAttribute('width')),
+            texts: [...g.querySelectorAll('text')].map(box),
+            bars: [...g.querySelectorAll('rect')].map(box),
+        })),
+        sentTop: time.querySelector('.sent-top').textContent,
+        cols: [...time.querySelectorAll('a.col')].map(a => Number(a.dataset.running)),
+        sentPath: time.querySelector('path.sent').getAttribute('d'),
+        plotTop: Number(time.querySelector('line.axis:nth-of-type(2)').getAttribute('y1')),
+    };
+}"""
+
+
+def overlaps(a: list[float], b: list[float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+async def test_the_ledger_gives_tokens_sent_their_own_scale_and_no_label_covers_a_value(
+    served: Served, page: Any, screenshot: Any
+) -> None:
+    host = served.host
+    (served.workspace / "big.txt").write_text("".join(f"line {i} of text\n" for i in range(1200)))
+    await host.call("Bash", {"command": "seq 1 300000"}, tool_call_id="flood")
+    await host.call("Read", {"path": "big.txt"}, tool_call_id="read")
+    started = await host.call("Bash", {"command": "echo hi", "background": True})
+    await host.call("JobOutput", {"jobId": started["jobId"], "until": "^never$", "waitS": 30})
+    await page.goto(session_url(served, "web-s1"))
+    await page.wait_for_selector("#ledger[data-calls='4']")
+    shown = await page.evaluate(LEDGER_GEOMETRY)
+    with SessionStore(host.data_dir) as store:
+        ledger = store.session("web-s1").ledger()
+    assert ledger["total"]["elidedBytes"] > 100 * ledger["total"]["modelTokens"]
+
+    # Per tool: the bars of tokens sent are in proportion to each other, the largest whole.
+    rows = {r["tool"]: r for r in shown["rows"]}
+    widest = max(r["sent"] for r in shown["rows"])
+    top = max(r["tokens"] for r in shown["rows"])
+    for row in shown["rows"]:
+        assert abs(row["sent"] / widest - row["tokens"] / top) < 0.01
+    assert rows["Read"]["sent"] > widest / 4
+    # No label or figure over another, nor over a bar.
+    for row in shown["rows"]:
+        texts, bars = row["texts"], row["bars"]
+        for i, a in enumerate(texts):
+            assert not any(overlaps(a, b) for b in texts[i + 1 :] + bars), row["tool"]
+
+    # Over time: the axis is the running total of tokens sent, which reaches its top.
+    total = ledger["total"]["modelTokens"]
+    assert shown["sentTop"] == f"{total:,}"
+    assert shown["cols"][-1] == total
+    last_y = float(shown["sentPath"].split(" L")[-2].split(",")[1])
+    assert last_y == shown["plotTop"]
+    await screenshot(page, "ledger-scales")
