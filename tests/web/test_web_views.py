@@ -286,3 +286,29 @@ async def test_the_ledger_gives_tokens_sent_their_own_scale_and_no_label_covers_
     last_y = float(shown["sentPath"].split(" L")[-2].split(",")[1])
     assert last_y == shown["plotTop"]
     await screenshot(page, "ledger-scales")
+
+
+async def test_the_jobs_panel_shows_each_jobs_output_so_far(
+    served: Served, page: Any, screenshot: Any
+) -> None:
+    host = served.host
+    loud = "echo 'starting' >&2; " + TICKS
+    started = await host.call("Bash", {"command": loud, "background": True}, tool_call_id="go")
+    job_id = started["jobId"]
+    row = f"#jobs li[data-id={job_id}]"
+    await page.goto(session_url(served, "web-s1"))
+    await page.wait_for_selector(f"{row} .job-tail.stdout")
+    assert await page.text_content(f"{row} .job-tail.stderr") == "starting"
+    # It grows as the job prints, its last lines kept.
+    read = await host.call("JobOutput", {"jobId": job_id, "until": "tick 20$", "waitS": 20})
+    assert read["matched"] == "tick 20"
+    await page.wait_for_function(
+        "sel => /^tick (2\\d|[3-9]\\d|\\d{3,})$/m.test(document.querySelector(sel).textContent)",
+        arg=f"{row} .job-tail.stdout",
+    )
+    shown = str(await page.text_content(f"{row} .job-tail.stdout")).split("\n")
+    assert len(shown) <= 8
+    numbers = [int(line.split()[1]) for line in shown]
+    assert numbers == list(range(numbers[0], numbers[0] + len(shown)))
+    await screenshot(page, "jobs-output")
+    await host.call("JobStop", {"jobId": job_id})

@@ -15,8 +15,9 @@ Routes (every one needs the token; without it the answer is 403):
                                                (``Session.ledger()``); 404 with the
                                                reason when the store does not know it
     GET /api/sessions/{sid}/jobs               the session's background jobs: command,
-                                               state, totals, whether the page may
-                                               stop it (``web.jobs``)
+                                               state, totals, output so far (each
+                                               stream's last lines), whether the
+                                               page may stop it (``web.jobs``)
     POST /api/sessions/{sid}/jobs/{id}/stop    stop a job of a host attached here (a
                                                JSON request: another origin's form
                                                cannot send one); 409 when its host
@@ -97,7 +98,7 @@ from toolbound.web.calls import (
     summary,
 )
 from toolbound.web.hub import Hub
-from toolbound.web.jobs import JobStopRefused, job_rows, stop_job
+from toolbound.web.jobs import JobStopRefused, job_rows, output_of_events, stop_job
 from toolbound.web.source import CallSource, merged_records
 
 # (session id, Read arguments, the session's workspace on this machine or None) -> result
@@ -372,7 +373,17 @@ class WebView:
     async def jobs(self, request: Request) -> Response:
         sid = request.path_params["sid"]
         records = await self._records(sid)
-        return JSONResponse({"jobs": job_rows(records, self._jobs_of(sid))})
+        rows = job_rows(records, self._jobs_of(sid))
+        for row in rows:
+            if row["output"] is None:  # running on a host elsewhere: its streamed chunks
+                row["output"] = output_of_events(await self._events(sid, row["jobId"]))
+        return JSONResponse({"jobs": rows})
+
+    async def _events(self, sid: str, cid: str) -> list[dict[str, Any]] | None:
+        events = self.hub.events(sid, cid)
+        if events is None and self.source is not None:
+            events = await asyncio.to_thread(self.source.call_events, sid, cid)
+        return events
 
     async def stop(self, request: Request) -> Response:
         """Stop a job (the page asked for confirmation first)."""

@@ -14,25 +14,86 @@ KILL, reap) but is not a tool call of the agent: it is not listed or
 recorded as one, and the agent's next ``JobOutput`` still starts where its
 previous one stopped, the job's end in it.
 
+A row's ``output`` is the last lines of each stream so far (``TAIL_LINES``,
+within ``TAIL_BYTES``): from the job's logs while its host is attached here
+(the log's end, however long the job ran), else from its final result once
+it ended, else from the chunks the page could stream (``output_of_events``;
+None when they are not held).
+
 Pieces:
     job_rows   a session's calls (+ its host's job table) -> the jobs panel's rows
+    output_of_events   a running job's chunk events -> its output so far
     stop_job   stop one job of an attached host; its row after
     JobStopRefused  why a job cannot be stopped from here
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from toolbound.jobs.table import JobTable
 from toolbound.listeners import is_job_call
-from toolbound.results import ToolError
+from toolbound.results import Stream, ToolError
 from toolbound.web.calls import CallRecord
 
 NOT_HERE = (
     "This web view does not hold the host that runs this job (another process or "
     "machine): stop it there, or have the agent call JobStop."
 )
+
+
+# The output a row shows of each stream: its last lines, the bytes they are read from.
+TAIL_LINES = 8
+TAIL_BYTES = 4096
+_STREAMS: tuple[Stream, Stream] = ("stdout", "stderr")
+
+
+def _tail(text: str, *, partial_start: bool) -> str:
+    """The last ``TAIL_LINES`` lines of ``text`` (a first line cut by the read dropped)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if partial_start and len(lines) > 1:
+        lines = lines[1:]
+    return "\n".join(lines[-TAIL_LINES:])
+
+
+def _log_output(table: JobTable, job_id: str) -> dict[str, str] | None:
+    """The end of each of the job's logs (read under the log's lock), if still open."""
+    try:
+        logs = table.get(job_id).logs
+        output: dict[str, str] = {}
+        for stream in _STREAMS:
+            log = logs[stream]
+            start = max(0, log.total_bytes - TAIL_BYTES)
+            seg = log.segment(start, TAIL_BYTES, from_end=True)
+            text = seg.data.decode("utf-8", "replace")
+            output[stream] = _tail(text, partial_start=seg.start > 0)
+    except (ToolError, OSError, ValueError):  # forgotten, or its logs closed
+        return None
+    return output
+
+
+def _result_output(result: dict[str, Any]) -> dict[str, str]:
+    return {s: _tail(str(result.get(s) or ""), partial_start=False) for s in _STREAMS}
+
+
+def output_of_events(events: Iterable[dict[str, Any]] | None) -> dict[str, str] | None:
+    """A job's output so far from its chunk events (as the page streams them)."""
+    if events is None:
+        return None
+    kept: dict[str, list[str]] = {s: [] for s in _STREAMS}
+    size = dict.fromkeys(_STREAMS, 0)
+    for event in reversed(list(events)):
+        stream = event.get("stream")
+        if event.get("type") != "chunk" or stream not in kept or size[stream] > TAIL_BYTES:
+            continue
+        kept[stream].append(event["data"])
+        size[stream] += len(event["data"])
+    return {
+        s: _tail("".join(reversed(kept[s])), partial_start=size[s] > TAIL_BYTES) for s in _STREAMS
+    }
 
 
 class JobStopRefused(Exception):
@@ -62,6 +123,9 @@ def _row(record: CallRecord, table: JobTable | None) -> dict[str, Any]:
     state = live["state"] if live else result.get("state", "running")
     if record.failed is not None:
         state = "failed"
+    output = _log_output(table, record.tool_call_id) if table and live else None
+    if output is None and record.result is not None:
+        output = _result_output(record.result)
     return {
         "jobId": record.tool_call_id,
         "command": args.get("command"),
@@ -74,11 +138,16 @@ def _row(record: CallRecord, table: JobTable | None) -> dict[str, Any]:
         "stoppable": live is not None and state == "running",
         "stopNote": NOT_HERE if live is None and state == "running" else None,
         "lastSeq": record.last_seq,
+        "output": output,
     }
 
 
 def job_rows(records: list[CallRecord], table: JobTable | None) -> list[dict[str, Any]]:
-    """The session's jobs, oldest first; ``table`` is its host's when attached here."""
+    """The session's jobs, oldest first; ``table`` is its host's when attached here.
+
+    A running job of a host elsewhere has ``output`` None: fill it in with
+    ``output_of_events``.
+    """
     return [_row(r, table) for r in records if is_job_call(r.tool_call_id)]
 
 
