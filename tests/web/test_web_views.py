@@ -115,6 +115,7 @@ async def test_a_cut_stdout_opens_on_the_head_and_the_marker_the_model_read(
     cut = "#result .model-cut[data-stream=stdout]"
     await page.wait_for_selector(cut)
     assert await page.text_content(f"{cut} code") == marker
+    assert await page.locator("#result .model-cut").count() == 1  # stderr was not cut
     lines = len(kept.split("\n"))
     assert f"lines 1–{lines:,}" in (await page.text_content(cut) or "")
     # The pane holds the capture, opened at its first line, not at its end.

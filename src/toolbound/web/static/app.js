@@ -604,8 +604,10 @@ function renderBash(result, parts) {
 function openOnModelView(stream, text) {
   const pane = panes[stream];
   const lines = text.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  const captured = pane.cur ? [...pane.lines, pane.cur] : pane.lines;
   let at = 0;
-  while (at < lines.length && at < pane.lines.length && pane.lines[at] === lines[at]) at++;
+  while (at < lines.length && at < captured.length && captured[at] === lines[at]) at++;
   if (at >= lines.length) return null; // the model read the stream whole
   const out = $(`out-${stream}`);
   out.dataset.cutAt = String(at);
