@@ -245,3 +245,28 @@ def test_an_unchanged_read_refers_to_the_latest_earlier_read_of_its_window() -> 
     assert reread_of(calls[-1], calls) == "r3"
     assert reread_of(calls[0], calls) is None
     assert reread_of(calls[-1], calls[3:]) is None
+
+
+def test_a_jobs_tails_read_on_from_the_last_chunk_and_keep_its_last_lines() -> None:
+    from toolbound.web.jobs import TAIL_BYTES, TAIL_LINES, JobTails
+
+    def chunk(seq: int, stream: str, data: str) -> dict[str, Any]:
+        return {"type": "chunk", "toolCallId": "job_1", "stream": stream, "seq": seq, "data": data}
+
+    tails = JobTails()
+    assert tails.take("s", "job_1", None) is None
+    assert tails.after("s", "job_1") == -1
+    first = tails.take("s", "job_1", [chunk(0, "stdout", "a\nb"), chunk(1, "stderr", "oops\n")])
+    assert first == {"stdout": "a\nb", "stderr": "oops"}
+    assert tails.after("s", "job_1") == 1
+    # The next poll reads only what came after: "b" goes on, many lines push out the first.
+    lines = "".join(f"line {i}\n" for i in range(2000))
+    later = tails.take("s", "job_1", [chunk(2, "stdout", "c\n" + lines)])
+    assert later is not None
+    assert later["stdout"].split("\n") == [f"line {i}" for i in range(2000 - TAIL_LINES, 2000)]
+    assert later["stderr"] == "oops"
+    assert tails.after("s", "job_1") == 2
+    assert tails.take("s", "job_1", []) == later  # nothing new: the same tails
+    assert len(lines) > TAIL_BYTES
+    tails.keep_only("s", [])
+    assert tails.after("s", "job_1") == -1

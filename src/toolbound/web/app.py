@@ -98,7 +98,7 @@ from toolbound.web.calls import (
     summary,
 )
 from toolbound.web.hub import Hub
-from toolbound.web.jobs import JobStopRefused, job_rows, output_of_events, stop_job
+from toolbound.web.jobs import JobStopRefused, JobTails, job_rows, stop_job
 from toolbound.web.source import CallSource, merged_records
 
 # (session id, Read arguments, the session's workspace on this machine or None) -> result
@@ -214,6 +214,8 @@ class WebView:
     token: str = field(default_factory=new_token)
     # The machine this web view runs on: outputs of other machines' sessions are there.
     here: str = field(default_factory=machine_name)
+    # The output so far of running jobs of hosts elsewhere, read on poll by poll.
+    _tails: JobTails = field(default_factory=JobTails, init=False, repr=False)
 
     # --- the guard ------------------------------------------------------------
 
@@ -374,16 +376,22 @@ class WebView:
         sid = request.path_params["sid"]
         records = await self._records(sid)
         rows = job_rows(records, self._jobs_of(sid))
-        for row in rows:
-            if row["output"] is None:  # running on a host elsewhere: its streamed chunks
-                row["output"] = output_of_events(await self._events(sid, row["jobId"]))
+        waiting = [row["jobId"] for row in rows if row["output"] is None]
+        self._tails.keep_only(sid, waiting)
+        for jid in waiting:  # running on a host elsewhere: the chunks it streamed
+            events = await self._events_after(sid, jid, self._tails.after(sid, jid))
+            next(r for r in rows if r["jobId"] == jid)["output"] = self._tails.take(
+                sid, jid, events
+            )
         return JSONResponse({"jobs": rows})
 
-    async def _events(self, sid: str, cid: str) -> list[dict[str, Any]] | None:
+    async def _events_after(self, sid: str, cid: str, after: int) -> list[dict[str, Any]] | None:
         events = self.hub.events(sid, cid)
-        if events is None and self.source is not None:
-            events = await asyncio.to_thread(self.source.call_events, sid, cid)
-        return events
+        if events is not None:
+            return [e for e in events if e["seq"] > after]
+        if self.source is None:
+            return None
+        return await asyncio.to_thread(self.source.call_events, sid, cid, after)
 
     async def stop(self, request: Request) -> Response:
         """Stop a job (the page asked for confirmation first)."""

@@ -17,12 +17,12 @@ previous one stopped, the job's end in it.
 A row's ``output`` is the last lines of each stream so far (``TAIL_LINES``,
 within ``TAIL_BYTES``): from the job's logs while its host is attached here
 (the log's end, however long the job ran), else from its final result once
-it ended, else from the chunks the page could stream (``output_of_events``;
-None when they are not held).
+it ended, else from the chunks the page could stream (``JobTails``: each
+poll reads only the chunks after the last one it read).
 
 Pieces:
     job_rows   a session's calls (+ its host's job table) -> the jobs panel's rows
-    output_of_events   a running job's chunk events -> its output so far
+    JobTails   a running job's output so far from its chunk events, read on from the last
     stop_job   stop one job of an attached host; its row after
     JobStopRefused  why a job cannot be stopped from here
 """
@@ -79,21 +79,53 @@ def _result_output(result: dict[str, Any]) -> dict[str, str]:
     return {s: _tail(str(result.get(s) or ""), partial_start=False) for s in _STREAMS}
 
 
-def output_of_events(events: Iterable[dict[str, Any]] | None) -> dict[str, str] | None:
-    """A job's output so far from its chunk events (as the page streams them)."""
-    if events is None:
-        return None
-    kept: dict[str, list[str]] = {s: [] for s in _STREAMS}
-    size = dict.fromkeys(_STREAMS, 0)
-    for event in reversed(list(events)):
-        stream = event.get("stream")
-        if event.get("type") != "chunk" or stream not in kept or size[stream] > TAIL_BYTES:
-            continue
-        kept[stream].append(event["data"])
-        size[stream] += len(event["data"])
-    return {
-        s: _tail("".join(reversed(kept[s])), partial_start=size[s] > TAIL_BYTES) for s in _STREAMS
-    }
+class JobTails:
+    """The output so far of jobs of hosts elsewhere, from their chunk events.
+
+    ``after(session, job)`` is the seq to read on from; ``take`` folds the
+    events read since into the job's tails and returns them. A job's entry
+    is dropped once its row no longer needs it (``keep_only``).
+    """
+
+    def __init__(self) -> None:
+        self._tails: dict[tuple[str, str], tuple[int, dict[str, str]]] = {}
+
+    def after(self, session_id: str, job_id: str) -> int:
+        held = self._tails.get((session_id, job_id))
+        return held[0] if held else -1
+
+    def take(
+        self, session_id: str, job_id: str, events: Iterable[dict[str, Any]] | None
+    ) -> dict[str, str] | None:
+        """The job's tails with ``events`` (seq past ``after``) added; None if none are held."""
+        key = (session_id, job_id)
+        seq, tails = self._tails.get(key, (-1, {s: "" for s in _STREAMS}))
+        if events is None and seq < 0:
+            return None
+        joined: dict[str, list[str]] = {s: [tails[s]] for s in _STREAMS}
+        for event in events or ():
+            seq = max(seq, int(event.get("seq", seq)))
+            stream = event.get("stream")
+            if event.get("type") == "chunk" and stream in joined:
+                joined[stream].append(event["data"])
+        tails = {s: _tail_of_chunks("".join(joined[s])) for s in _STREAMS}
+        self._tails[key] = (seq, tails)
+        return {s: _tail(tails[s], partial_start=False) for s in _STREAMS}
+
+    def keep_only(self, session_id: str, job_ids: Iterable[str]) -> None:
+        keep = set(job_ids)
+        for key in [k for k in self._tails if k[0] == session_id and k[1] not in keep]:
+            del self._tails[key]
+
+
+def _tail_of_chunks(text: str) -> str:
+    """The last ``TAIL_BYTES`` characters of a stream so far, from a line start when
+    one is in them (an unfinished last line is kept: the next chunk goes on with it)."""
+    if len(text) <= TAIL_BYTES:
+        return text
+    cut = text[-TAIL_BYTES:]
+    start = cut.find("\n")
+    return cut[start + 1 :] if start >= 0 else cut
 
 
 class JobStopRefused(Exception):
@@ -146,7 +178,7 @@ def job_rows(records: list[CallRecord], table: JobTable | None) -> list[dict[str
     """The session's jobs, oldest first; ``table`` is its host's when attached here.
 
     A running job of a host elsewhere has ``output`` None: fill it in with
-    ``output_of_events``.
+    ``JobTails``.
     """
     return [_row(r, table) for r in records if is_job_call(r.tool_call_id)]
 
