@@ -141,8 +141,7 @@ async def test_an_unchanged_read_links_the_call_that_sent_its_window(
     assert "first" in again["notice"]
     await page.goto(session_url(served, "eco", "again"))
     link = "#result .unchanged a.unchanged-link"
-    await page.wait_for_selector(link)
-    assert await page.text_content(link) == "call #2 (first)"
+    await page.wait_for_selector(f"{link}:text-is('call #2 (first)')")
     assert await page.is_hidden("#read-view")  # no empty box
     assert await page.text_content("#calls .call[data-id=first] .num-call") == "#2"
     await screenshot(page, "read-unchanged")

@@ -350,6 +350,10 @@ async function refreshCalls() {
   });
   if (!calls.length) box.replaceChildren(el("p", "empty", "No tool calls in this session yet."));
   followCalls(box, before);
+  for (const a of document.querySelectorAll("#result a[data-call-name]")) {
+    const name = callName(a.dataset.callName);
+    if (a.textContent !== name) a.textContent = name;
+  }
   if (state.call) {
     const current = calls.find((c) => c.toolCallId === state.call);
     if (current) showHead(current);
@@ -708,6 +712,7 @@ function unchangedSince(earlier, where) {
   const p = el("p", "marker unchanged", "unchanged since ");
   if (earlier) {
     const link = el("a", "unchanged-link", callName(earlier));
+    link.dataset.callName = earlier; // named again once the list numbers it
     link.href = `#s=${enc(state.session)}&c=${enc(earlier)}`;
     p.append(link, ": ");
   } else {
