@@ -26,7 +26,9 @@ Routes (every one needs the token; without it the answer is 403):
                                                without the full arguments)
     GET /api/sessions/{sid}/calls/{id}         one call: its row, full arguments,
                                                result, model view, outputs (``gone``
-                                               says why one cannot be opened)
+                                               says why one cannot be opened), and
+                                               for an "unchanged" Read the call that
+                                               sent its window (``unchangedSince``)
     GET /api/sessions/{sid}/calls/{id}/events?after=SEQ
                                                Server-Sent Events: the call's events
                                                with seq > SEQ (or after the
