@@ -299,6 +299,8 @@ async def test_a_job_of_a_host_elsewhere_is_listed_from_the_store_and_not_stoppe
             (job_id, args["command"], "running", False)
         ]
         assert listed["jobs"][0]["stopNote"] == NOT_HERE
+        # Its output so far: the chunks the store holds (its host is not attached here).
+        assert listed["jobs"][0]["output"] == {"stdout": "begun", "stderr": ""}
         path = f"/api/sessions/far/jobs/{job_id}/stop"
         refused = await client.post(path, json={}, headers=bearer(served))
         assert (refused.status_code, refused.json()) == (409, {"error": NOT_HERE})
@@ -328,3 +330,25 @@ async def test_a_stop_is_a_json_request_for_a_job_this_session_has(
     assert stopped.status_code == 200
     assert (stopped.json()["jobId"], stopped.json()["state"]) == (started["jobId"], "killed")
     assert not served.host.jobs.get(started["jobId"]).running
+
+
+async def test_a_jobs_row_shows_the_last_lines_of_its_output_so_far(
+    client: Any, served: Served
+) -> None:
+    from toolbound.web.jobs import TAIL_LINES
+
+    command = "seq 1 100000; echo warn >&2; echo last; sleep 60"
+    started = await served.host.call(
+        "Bash", {"command": command, "background": True}, tool_call_id="bg_tail"
+    )
+    job_id = started["jobId"]
+    await served.host.call("JobOutput", {"jobId": job_id, "until": "^last$", "waitS": 20})
+    path = "/api/sessions/web-s1/jobs"
+    (row,) = (await client.get(path, headers=bearer(served))).json()["jobs"]
+    # The end of the log, however much came before it (past the capture the page streams).
+    tail = [*map(str, range(100000 - TAIL_LINES + 2, 100001)), "last"]
+    assert row["output"] == {"stdout": "\n".join(tail), "stderr": "warn"}
+    await served.host.call("JobStop", {"jobId": job_id})
+    (row,) = (await client.get(path, headers=bearer(served))).json()["jobs"]
+    assert row["state"] == "killed"
+    assert row["output"]["stdout"].endswith("\nlast")

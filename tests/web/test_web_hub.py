@@ -13,7 +13,7 @@ from support import wait_for_async
 from toolbound.host import ToolHost
 from toolbound.listeners import CallListener, CallStart
 from toolbound.web import CallRecord, Hub
-from toolbound.web.calls import outputs_of, short_args, status_of
+from toolbound.web.calls import outputs_of, reread_of, short_args, status_of
 
 SLOW = (
     "for i in 1 2 3; do echo out $i; echo err $i >&2; done; "
@@ -172,6 +172,8 @@ def record(**kw: Any) -> CallRecord:
 
 
 BASH_OK = {"exitCode": 0, "signal": None, "timedOut": False, "aborted": False}
+JOB_PAGE = {"jobId": "job_1", "state": "killed", "exitCode": None, "signal": None, "next": {}}
+JOB_EXIT = {**JOB_PAGE, "state": "exited"}
 
 
 @pytest.mark.parametrize(
@@ -186,6 +188,18 @@ BASH_OK = {"exitCode": 0, "signal": None, "timedOut": False, "aborted": False}
         ({"result": {**BASH_OK, "exitCode": None, "aborted": True}}, "aborted"),
         ({"tool": "Read", "result": {"error": {"code": "TOOL_NOT_FOUND"}}}, "error"),
         ({"tool": "Read", "result": {"content": ""}}, "done"),
+        # JobOutput and JobStop tell a job's state; the call itself did what it was asked.
+        ({"tool": "JobOutput", "result": {**JOB_PAGE, "state": "running"}}, "done"),
+        ({"tool": "JobOutput", "result": {**JOB_PAGE, "state": "exited", "exitCode": 2}}, "done"),
+        ({"tool": "JobStop", "result": {**JOB_PAGE, "signal": "SIGTERM"}}, "done"),
+        ({"tool": "JobOutput", "result": {"error": {"code": "TOOL_JOB_NOT_FOUND"}}}, "error"),
+        # A job's own call: stopped (JobStop, the page, the session's end) is not a failure.
+        ({"tool_call_id": "job_1", "result": {**JOB_PAGE, "signal": "SIGTERM"}}, "killed"),
+        ({"tool_call_id": "job_1", "result": {**JOB_PAGE, "state": "timedOut"}}, "timedOut"),
+        ({"tool_call_id": "job_1", "result": {**JOB_EXIT, "exitCode": 0}}, "done"),
+        ({"tool_call_id": "job_1", "result": {**JOB_EXIT, "exitCode": 3}}, "error"),
+        # Bash with background: true returns at once, its job running.
+        ({"result": {"jobId": "job_1", "state": "running", "pid": 7, "logs": {}}}, "done"),
     ],
 )
 def test_status_of_a_call(kw: dict[str, Any], status: str) -> None:
@@ -212,3 +226,47 @@ def test_outputs_are_the_spill_files_or_the_read_window() -> None:
     assert outputs_of("Read", read) == [{"name": "file", "path": "src/a.py", "offset": 2000}]
     assert outputs_of("Read", {"error": {"code": "TOOL_NOT_FOUND"}}) == []
     assert outputs_of("Glob", {"matches": []}) == []
+
+
+def test_an_unchanged_read_refers_to_the_latest_earlier_read_of_its_window() -> None:
+    window = {"path": "a.py", "offset": 0, "content": "x\n"}
+    calls = [
+        record(tool_call_id="r1", tool="Read", args={"path": "a.py"}, result=window),
+        record(tool_call_id="r2", tool="Read", args={"path": "a.py", "limit": 5}, result=window),
+        record(tool_call_id="r3", tool="Read", args={"path": "./a.py"}, result=window),
+        record(tool_call_id="b", args={}, result=BASH_OK),
+        record(
+            tool_call_id="r4",
+            tool="Read",
+            args={"path": "a.py"},
+            result={**window, "content": "", "unchanged": True},
+        ),
+    ]
+    assert reread_of(calls[-1], calls) == "r3"
+    assert reread_of(calls[0], calls) is None
+    assert reread_of(calls[-1], calls[3:]) is None
+
+
+def test_a_jobs_tails_read_on_from_the_last_chunk_and_keep_its_last_lines() -> None:
+    from toolbound.web.jobs import TAIL_BYTES, TAIL_LINES, JobTails
+
+    def chunk(seq: int, stream: str, data: str) -> dict[str, Any]:
+        return {"type": "chunk", "toolCallId": "job_1", "stream": stream, "seq": seq, "data": data}
+
+    tails = JobTails()
+    assert tails.take("s", "job_1", None) is None
+    assert tails.after("s", "job_1") == -1
+    first = tails.take("s", "job_1", [chunk(0, "stdout", "a\nb"), chunk(1, "stderr", "oops\n")])
+    assert first == {"stdout": "a\nb", "stderr": "oops"}
+    assert tails.after("s", "job_1") == 1
+    # The next poll reads only what came after: "b" goes on, many lines push out the first.
+    lines = "".join(f"line {i}\n" for i in range(2000))
+    later = tails.take("s", "job_1", [chunk(2, "stdout", "c\n" + lines)])
+    assert later is not None
+    assert later["stdout"].split("\n") == [f"line {i}" for i in range(2000 - TAIL_LINES, 2000)]
+    assert later["stderr"] == "oops"
+    assert tails.after("s", "job_1") == 2
+    assert tails.take("s", "job_1", []) == later  # nothing new: the same tails
+    assert len(lines) > TAIL_BYTES
+    tails.keep_only("s", [])
+    assert tails.after("s", "job_1") == -1

@@ -368,6 +368,8 @@ async def test_a_background_job_shows_live_and_stops_only_once_confirmed(
     await page.wait_for_function(
         "() => document.querySelector('#call-head .badge').textContent !== 'running'"
     )
+    # Stopped from the page: killed, not a failure of the command.
+    assert await page.text_content("#call-head .badge") == "killed"
     # The page's stop is not the agent's call, and leaves the agent's place in the output.
     output = await host.call("JobOutput", {"jobId": job_id}, tool_call_id="agent_reads")
     assert output["state"] == "killed"

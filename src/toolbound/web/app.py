@@ -15,8 +15,9 @@ Routes (every one needs the token; without it the answer is 403):
                                                (``Session.ledger()``); 404 with the
                                                reason when the store does not know it
     GET /api/sessions/{sid}/jobs               the session's background jobs: command,
-                                               state, totals, whether the page may
-                                               stop it (``web.jobs``)
+                                               state, totals, output so far (each
+                                               stream's last lines), whether the
+                                               page may stop it (``web.jobs``)
     POST /api/sessions/{sid}/jobs/{id}/stop    stop a job of a host attached here (a
                                                JSON request: another origin's form
                                                cannot send one); 409 when its host
@@ -25,7 +26,9 @@ Routes (every one needs the token; without it the answer is 403):
                                                without the full arguments)
     GET /api/sessions/{sid}/calls/{id}         one call: its row, full arguments,
                                                result, model view, outputs (``gone``
-                                               says why one cannot be opened)
+                                               says why one cannot be opened), and
+                                               for an "unchanged" Read the call that
+                                               sent its window (``unchangedSince``)
     GET /api/sessions/{sid}/calls/{id}/events?after=SEQ
                                                Server-Sent Events: the call's events
                                                with seq > SEQ (or after the
@@ -87,9 +90,17 @@ from starlette.routing import Route
 from toolbound.jobs.table import JobTable
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.store.summaries import machine_name
-from toolbound.web.calls import CallRecord, Origin, detail, gone_reason, outputs_of, summary
+from toolbound.web.calls import (
+    CallRecord,
+    Origin,
+    detail,
+    gone_reason,
+    outputs_of,
+    reread_of,
+    summary,
+)
 from toolbound.web.hub import Hub
-from toolbound.web.jobs import JobStopRefused, job_rows, stop_job
+from toolbound.web.jobs import JobStopRefused, JobTails, job_rows, stop_job
 from toolbound.web.source import CallSource, merged_records
 
 # (session id, Read arguments, the session's workspace on this machine or None) -> result
@@ -205,6 +216,8 @@ class WebView:
     token: str = field(default_factory=new_token)
     # The machine this web view runs on: outputs of other machines' sessions are there.
     here: str = field(default_factory=machine_name)
+    # The output so far of running jobs of hosts elsewhere, read on poll by poll.
+    _tails: JobTails = field(default_factory=JobTails, init=False, repr=False)
 
     # --- the guard ------------------------------------------------------------
 
@@ -364,7 +377,23 @@ class WebView:
     async def jobs(self, request: Request) -> Response:
         sid = request.path_params["sid"]
         records = await self._records(sid)
-        return JSONResponse({"jobs": job_rows(records, self._jobs_of(sid))})
+        rows = job_rows(records, self._jobs_of(sid))
+        waiting = [row["jobId"] for row in rows if row["output"] is None]
+        self._tails.keep_only(sid, waiting)
+        for jid in waiting:  # running on a host elsewhere: the chunks it streamed
+            events = await self._events_after(sid, jid, self._tails.after(sid, jid))
+            next(r for r in rows if r["jobId"] == jid)["output"] = self._tails.take(
+                sid, jid, events
+            )
+        return JSONResponse({"jobs": rows})
+
+    async def _events_after(self, sid: str, cid: str, after: int) -> list[dict[str, Any]] | None:
+        events = self.hub.events(sid, cid)
+        if events is not None:
+            return [e for e in events if e["seq"] > after]
+        if self.source is None:
+            return None
+        return await asyncio.to_thread(self.source.call_events, sid, cid, after)
 
     async def stop(self, request: Request) -> Response:
         """Stop a job (the page asked for confirmation first)."""
@@ -387,7 +416,10 @@ class WebView:
         if record is None:
             return JSONResponse({"error": "no such call"}, status_code=404)
         origin, _ = await self._origin(record.session_id)
-        return JSONResponse(detail(record, origin, self.here))
+        since = None
+        if record.tool == "Read" and (record.result or {}).get("unchanged") is True:
+            since = reread_of(record, await self._records(record.session_id))
+        return JSONResponse(detail(record, origin, self.here, unchanged_since=since))
 
     async def events(self, request: Request) -> Response:
         sid, cid = request.path_params["sid"], request.path_params["cid"]

@@ -10,8 +10,9 @@ live calls and stored ones render alike.
 
 Pieces:
     CallRecord    what is known of one call: who, what, when, how it ended
-    Status        running / done / error / timedOut / aborted
-    status_of     a record -> its status
+    Status        running / done / error / timedOut / aborted / killed
+    status_of     a record -> its status (an error is ``results.is_error``'s or the command's)
+    reread_of     an "unchanged" Read -> the earlier call that sent its window
     short_args    a call's arguments -> one line for the list
     outputs_of    a result -> the outputs "open full output" can page
     Origin        where a call's session runs, and whether it has ended
@@ -28,10 +29,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolbound.model_text import Profile
-from toolbound.results import ResultEvent
+from toolbound.results import ResultEvent, is_error
 from toolbound.store.tokens import estimate_tokens
 
-Status = Literal["running", "done", "error", "timedOut", "aborted"]
+Status = Literal["running", "done", "error", "timedOut", "aborted", "killed"]
 
 # The list row shows arguments on one line; past this they end in "…".
 SHORT_ARGS_CHARS = 160
@@ -62,25 +63,72 @@ class CallRecord:
 
 
 def status_of(record: CallRecord) -> Status:
-    """A crash or a tool error is ``error``; so is a Bash command that failed.
+    """A crash is ``error``; so is what ``results.is_error`` calls one (a tool error;
+    a timed-out Bash call is ``timedOut``). Past that, only a command says it failed.
 
-    A Bash result is ``timedOut`` or ``aborted`` when it says so, ``error``
-    when it exited non-zero or was killed by a signal, else ``done``.
+    A Bash result (a foreground command, or a background job's own call) is
+    ``aborted`` when it says so; a job's is ``killed`` when it was stopped
+    (JobStop, the page, its session's end) and ``timedOut`` past its
+    timeout; a command that exited non-zero or died of a signal is ``error``.
+    Any other result, JobOutput and JobStop of any job among them, is ``done``:
+    the job's state is their content, not their outcome.
     """
     if record.failed is not None:
         return "error"
     result = record.result
     if result is None:
         return "running"
-    if "error" in result:
-        return "error"
-    if result.get("timedOut"):
-        return "timedOut"
+    if is_error(result):
+        return "timedOut" if result.get("timedOut") is True else "error"
     if result.get("aborted"):
         return "aborted"
-    if "exitCode" in result and (result["exitCode"] != 0 or result.get("signal") is not None):
+    if record.tool == "Bash":
+        return _command_status(result)
+    return "done"
+
+
+def _command_status(result: dict[str, Any]) -> Status:
+    """A Bash result's own outcome: a command's exit, a job's final state."""
+    state = result.get("state")
+    if state == "killed":
+        return "killed"
+    if state == "timedOut":
+        return "timedOut"
+    if state == "running":  # the start of a background job
+        return "done"
+    if result.get("exitCode") != 0 or result.get("signal") is not None:
         return "error"
     return "done"
+
+
+def reread_of(record: CallRecord, records: list[CallRecord]) -> str | None:
+    """The call whose result sent the window an "unchanged" Read refers to, if listed.
+
+    That is the latest earlier Read in ``records`` (the session's calls in
+    order) of the same file and window (``offset``, ``limit``) that sent its
+    content: the one the economy profile's re-read record names.
+    """
+    result = record.result
+    if record.tool != "Read" or not result or result.get("unchanged") is not True:
+        return None
+    limit = record.args.get("limit") if isinstance(record.args, dict) else None
+    found: str | None = None
+    for earlier in records:
+        if earlier.tool_call_id == record.tool_call_id:
+            break
+        sent = earlier.result
+        if (
+            earlier.tool == "Read"
+            and sent is not None
+            and "error" not in sent
+            and sent.get("unchanged") is not True
+            and sent.get("path") == result.get("path")
+            and sent.get("offset") == result.get("offset")
+            and isinstance(earlier.args, dict)
+            and earlier.args.get("limit") == limit
+        ):
+            found = earlier.tool_call_id
+    return found
 
 
 def _one_line(text: str, max_chars: int) -> str:
@@ -89,7 +137,7 @@ def _one_line(text: str, max_chars: int) -> str:
 
 
 def short_args(tool: str, args: Any, *, max_chars: int = SHORT_ARGS_CHARS) -> str:
-    """The arguments as one line: the command, the path (and window), or the pattern."""
+    """The arguments as one line: the command, the path (and window), the pattern, the job."""
     if not isinstance(args, dict):
         return _one_line(json.dumps(args, ensure_ascii=False), max_chars)
     if tool == "Bash" and isinstance(args.get("command"), str):
@@ -99,6 +147,11 @@ def short_args(tool: str, args: Any, *, max_chars: int = SHORT_ARGS_CHARS) -> st
         text = " ".join([args["path"], *window])
     elif tool in ("Edit", "Write") and isinstance(args.get("path"), str):
         text = args["path"]
+    elif tool in ("JobOutput", "JobStop"):
+        text = " ".join(
+            [str(args.get("jobId", "(all jobs)"))]
+            + [f"{k}={json.dumps(args[k], ensure_ascii=False)}" for k in args if k != "jobId"]
+        )
     elif tool in ("Grep", "Glob") and isinstance(args.get("pattern"), str):
         text = args["pattern"] + (f" in {args['path']}" if args.get("path") else "")
     else:
@@ -213,10 +266,13 @@ def summary(record: CallRecord) -> dict[str, Any]:
     }
 
 
-def detail(record: CallRecord, origin: Origin, here: str) -> dict[str, Any]:
+def detail(
+    record: CallRecord, origin: Origin, here: str, *, unchanged_since: str | None = None
+) -> dict[str, Any]:
     """One call as the page shows it: its row, full arguments, result and model view.
 
-    Each output says whether it can be opened (``gone``: why not).
+    Each output says whether it can be opened (``gone``: why not);
+    ``unchangedSince`` is an "unchanged" Read's earlier call (``reread_of``).
     """
     outputs = [
         {"name": o["name"], "path": o["path"], "gone": gone_reason(o, origin, here)}
@@ -228,4 +284,5 @@ def detail(record: CallRecord, origin: Origin, here: str) -> dict[str, Any]:
         "result": record.result,
         "model": model_view(record),
         "outputs": outputs,
+        "unchangedSince": unchanged_since,
     }

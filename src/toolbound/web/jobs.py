@@ -14,25 +14,118 @@ KILL, reap) but is not a tool call of the agent: it is not listed or
 recorded as one, and the agent's next ``JobOutput`` still starts where its
 previous one stopped, the job's end in it.
 
+A row's ``output`` is the last lines of each stream so far (``TAIL_LINES``,
+within ``TAIL_BYTES``): from the job's logs while its host is attached here
+(the log's end, however long the job ran), else from its final result once
+it ended, else from the chunks the page could stream (``JobTails``: each
+poll reads only the chunks after the last one it read).
+
 Pieces:
     job_rows   a session's calls (+ its host's job table) -> the jobs panel's rows
+    JobTails   a running job's output so far from its chunk events, read on from the last
     stop_job   stop one job of an attached host; its row after
     JobStopRefused  why a job cannot be stopped from here
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from toolbound.jobs.table import JobTable
 from toolbound.listeners import is_job_call
-from toolbound.results import ToolError
+from toolbound.results import Stream, ToolError
 from toolbound.web.calls import CallRecord
 
 NOT_HERE = (
     "This web view does not hold the host that runs this job (another process or "
     "machine): stop it there, or have the agent call JobStop."
 )
+
+
+# The output a row shows of each stream: its last lines, the bytes they are read from.
+TAIL_LINES = 8
+TAIL_BYTES = 4096
+_STREAMS: tuple[Stream, Stream] = ("stdout", "stderr")
+
+
+def _tail(text: str, *, partial_start: bool) -> str:
+    """The last ``TAIL_LINES`` lines of ``text`` (a first line cut by the read dropped)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if partial_start and len(lines) > 1:
+        lines = lines[1:]
+    return "\n".join(lines[-TAIL_LINES:])
+
+
+def _log_output(table: JobTable, job_id: str) -> dict[str, str] | None:
+    """The end of each of the job's logs (read under the log's lock), if still open."""
+    try:
+        logs = table.get(job_id).logs
+        output: dict[str, str] = {}
+        for stream in _STREAMS:
+            log = logs[stream]
+            start = max(0, log.total_bytes - TAIL_BYTES)
+            seg = log.segment(start, TAIL_BYTES, from_end=True)
+            text = seg.data.decode("utf-8", "replace")
+            output[stream] = _tail(text, partial_start=seg.start > 0)
+    except (ToolError, OSError, ValueError):  # forgotten, or its logs closed
+        return None
+    return output
+
+
+def _result_output(result: dict[str, Any]) -> dict[str, str]:
+    return {s: _tail(str(result.get(s) or ""), partial_start=False) for s in _STREAMS}
+
+
+class JobTails:
+    """The output so far of jobs of hosts elsewhere, from their chunk events.
+
+    ``after(session, job)`` is the seq to read on from; ``take`` folds the
+    events read since into the job's tails and returns them. A job's entry
+    is dropped once its row no longer needs it (``keep_only``).
+    """
+
+    def __init__(self) -> None:
+        self._tails: dict[tuple[str, str], tuple[int, dict[str, str]]] = {}
+
+    def after(self, session_id: str, job_id: str) -> int:
+        held = self._tails.get((session_id, job_id))
+        return held[0] if held else -1
+
+    def take(
+        self, session_id: str, job_id: str, events: Iterable[dict[str, Any]] | None
+    ) -> dict[str, str] | None:
+        """The job's tails with ``events`` (seq past ``after``) added; None if none are held."""
+        key = (session_id, job_id)
+        seq, tails = self._tails.get(key, (-1, {s: "" for s in _STREAMS}))
+        if events is None and seq < 0:
+            return None
+        joined: dict[str, list[str]] = {s: [tails[s]] for s in _STREAMS}
+        for event in events or ():
+            seq = max(seq, int(event.get("seq", seq)))
+            stream = event.get("stream")
+            if event.get("type") == "chunk" and stream in joined:
+                joined[stream].append(event["data"])
+        tails = {s: _tail_of_chunks("".join(joined[s])) for s in _STREAMS}
+        self._tails[key] = (seq, tails)
+        return {s: _tail(tails[s], partial_start=False) for s in _STREAMS}
+
+    def keep_only(self, session_id: str, job_ids: Iterable[str]) -> None:
+        keep = set(job_ids)
+        for key in [k for k in self._tails if k[0] == session_id and k[1] not in keep]:
+            del self._tails[key]
+
+
+def _tail_of_chunks(text: str) -> str:
+    """The last ``TAIL_BYTES`` characters of a stream so far, from a line start when
+    one is in them (an unfinished last line is kept: the next chunk goes on with it)."""
+    if len(text) <= TAIL_BYTES:
+        return text
+    cut = text[-TAIL_BYTES:]
+    start = cut.find("\n")
+    return cut[start + 1 :] if start >= 0 else cut
 
 
 class JobStopRefused(Exception):
@@ -62,6 +155,9 @@ def _row(record: CallRecord, table: JobTable | None) -> dict[str, Any]:
     state = live["state"] if live else result.get("state", "running")
     if record.failed is not None:
         state = "failed"
+    output = _log_output(table, record.tool_call_id) if table and live else None
+    if output is None and record.result is not None:
+        output = _result_output(record.result)
     return {
         "jobId": record.tool_call_id,
         "command": args.get("command"),
@@ -74,11 +170,16 @@ def _row(record: CallRecord, table: JobTable | None) -> dict[str, Any]:
         "stoppable": live is not None and state == "running",
         "stopNote": NOT_HERE if live is None and state == "running" else None,
         "lastSeq": record.last_seq,
+        "output": output,
     }
 
 
 def job_rows(records: list[CallRecord], table: JobTable | None) -> list[dict[str, Any]]:
-    """The session's jobs, oldest first; ``table`` is its host's when attached here."""
+    """The session's jobs, oldest first; ``table`` is its host's when attached here.
+
+    A running job of a host elsewhere has ``output`` None: fill it in with
+    ``JobTails``.
+    """
     return [_row(r, table) for r in records if is_job_call(r.tool_call_id)]
 
 

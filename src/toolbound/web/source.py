@@ -43,8 +43,11 @@ class CallSource(Protocol):
         """The session's context ledger (``Session.ledger``), or None if it is unknown."""
         ...
 
-    def call_events(self, session_id: str, tool_call_id: str) -> list[dict[str, Any]] | None:
-        """A call's stored events in seq order (wire shape), or None if unknown."""
+    def call_events(
+        self, session_id: str, tool_call_id: str, after: int = -1
+    ) -> list[dict[str, Any]] | None:
+        """A call's stored events with seq > ``after`` in seq order (wire shape), or
+        None if it has none (an unknown call)."""
         ...
 
     async def follow(
@@ -118,8 +121,12 @@ class StoreSource:
             return None
         return None if session is None else session.ledger()
 
-    def call_events(self, session_id: str, tool_call_id: str) -> list[dict[str, Any]] | None:
-        return self.store.events(tool_call_id, session_id=session_id) or None
+    def call_events(
+        self, session_id: str, tool_call_id: str, after: int = -1
+    ) -> list[dict[str, Any]] | None:
+        if after < 0:
+            return self.store.events(tool_call_id, session_id=session_id) or None
+        return self.store.events_after(tool_call_id, after, session_id=session_id) or None
 
     async def follow(
         self, session_id: str, tool_call_id: str, after: int

@@ -16,7 +16,7 @@
 //   ledger       the session's context ledger drawn (ledger.js), fetched as calls finish
 //   jobs         the session's background jobs, their state, a guarded stop (jobs.js)
 //   detail       one call: arguments, outcome, its result rendered, model view
-//   renderers    per tool: Bash, Read, Grep, Glob, Edit/Write, errors
+//   renderers    per tool: Bash, Read, Grep, Glob, Edit/Write, JobOutput/JobStop, errors
 //   viewer       "open full output": Read windows of a spill file or a file
 //   route        the location hash (#s=SESSION&c=CALL) -> what is shown
 
@@ -200,6 +200,10 @@ const state = {
   sessionsKey: "", // what the list was drawn from (rows + filter + current)
   polls: 0, // polls done (tests wait for the next one)
   rows: new Map(), // tool call id -> {node, key}
+  order: [], // the session's call ids in order: a call's number is its place + 1
+  followCalls: true, // the calls list is at its end: new calls scroll into view
+  callsDrawn: false, // the list was drawn once for this session
+  scrollToDetail: false, // a row was clicked: bring its detail into view once shown
 };
 
 const $ = (id) => document.getElementById(id);
@@ -229,7 +233,7 @@ function formatTime(seconds) {
 }
 
 const STATUS_TEXT = {
-  running: "running", done: "done", error: "error", timedOut: "timed out", aborted: "aborted",
+  running: "running", done: "done", error: "error", timedOut: "timed out", aborted: "aborted", killed: "killed",
 };
 
 function badge(status) {
@@ -293,11 +297,22 @@ async function refreshSessions() {
 
 // --- calls --------------------------------------------------------------------
 
-function callRow(c) {
+// "call #3 (toolu_01…)": how the page names a call elsewhere (its number is its row's).
+function callName(cid) {
+  const i = state.order.indexOf(cid);
+  return i < 0 ? `call ${cid}` : `call #${i + 1} (${cid})`;
+}
+
+function callRow(c, i) {
   const row = el("a", `call${c.toolCallId === state.call ? " current" : ""}`);
   row.href = `#s=${enc(state.session)}&c=${enc(c.toolCallId)}`;
   row.dataset.id = c.toolCallId;
-  row.append(el("span", "tool", c.tool), el("span", "args", c.argsShort), badge(c.status));
+  row.title = c.toolCallId;
+  row.addEventListener("click", () => {
+    if (c.toolCallId === state.call) $("detail").scrollIntoView({ block: "start" });
+    else state.scrollToDetail = true;
+  });
+  row.append(el("span", "num-call", `#${i + 1}`), el("span", "tool", c.tool), el("span", "args", c.argsShort), badge(c.status));
   if (c.toolCallId.startsWith("job_")) row.append(el("span", "badge job", "background job"));
   if (c.cut) row.append(el("span", "badge cut", "cut"));
   row.append(el("span", "duration", formatDuration(durationOf(c))));
@@ -313,17 +328,19 @@ async function refreshCalls() {
   const { calls } = await api(`/api/sessions/${enc(session)}/calls`);
   if (state.session !== session) return;
   state.running = calls.some((c) => c.status === "running");
+  state.order = calls.map((c) => c.toolCallId);
   const box = $("calls");
+  const before = box.scrollHeight;
   const wanted = new Set(calls.map((c) => c.toolCallId));
   for (const [id, row] of state.rows) {
     if (!wanted.has(id)) { row.node.remove(); state.rows.delete(id); }
   }
   box.querySelector(".empty")?.remove();
   calls.forEach((c, i) => {
-    const key = JSON.stringify([c, c.toolCallId === state.call, c.status === "running" ? Math.floor(Date.now() / 1000) : 0]);
+    const key = JSON.stringify([c, i, c.toolCallId === state.call, c.status === "running" ? Math.floor(Date.now() / 1000) : 0]);
     let row = state.rows.get(c.toolCallId);
     if (!row || row.key !== key) {
-      const node = callRow(c);
+      const node = callRow(c, i);
       if (row) row.node.replaceWith(node);
       row = { node, key };
       state.rows.set(c.toolCallId, row);
@@ -332,6 +349,11 @@ async function refreshCalls() {
     if (row.node !== at) box.insertBefore(row.node, at);
   });
   if (!calls.length) box.replaceChildren(el("p", "empty", "No tool calls in this session yet."));
+  followCalls(box, before);
+  for (const a of document.querySelectorAll("#result a[data-call-name]")) {
+    const name = callName(a.dataset.callName);
+    if (a.textContent !== name) a.textContent = name;
+  }
   if (state.call) {
     const current = calls.find((c) => c.toolCallId === state.call);
     if (current) showHead(current);
@@ -339,8 +361,29 @@ async function refreshCalls() {
   await Promise.all([ledger.refresh(session, calls), jobs.refresh(session, calls)]);
 }
 
+// The list follows the session: while it is scrolled to its end, new calls
+// (a running one) scroll into view; scrolled away, it stays where it is. A
+// list first drawn with a call chosen opens on that call's row.
+function followCalls(box, before) {
+  if (!state.callsDrawn && box.children.length) {
+    state.callsDrawn = true;
+    const chosen = state.call && state.rows.get(state.call);
+    if (chosen) {
+      box.scrollTop = Math.max(0, chosen.node.offsetTop - box.clientHeight / 2);
+      state.followCalls = box.scrollTop + box.clientHeight >= box.scrollHeight - 2;
+      return;
+    }
+    box.scrollTop = box.scrollHeight;
+    return;
+  }
+  if (state.followCalls && box.scrollHeight !== before) box.scrollTop = box.scrollHeight;
+}
+
 function clearCalls() {
   state.rows.clear();
+  state.order = [];
+  state.callsDrawn = false;
+  state.followCalls = true;
   $("calls").replaceChildren();
 }
 
@@ -353,9 +396,11 @@ let jobs = null;
 
 function showHead(call) {
   const head = $("call-head");
-  const parts = [el("span", "tool", call.tool), badge(call.status)];
+  const i = state.order.indexOf(call.toolCallId);
+  const parts = [el("span", "num-call", i < 0 ? "" : `#${i + 1}`), el("span", "tool", call.tool), badge(call.status)];
   if (call.cut) parts.push(el("span", "badge cut", "cut"));
   parts.push(el("span", "duration", formatDuration(durationOf(call))));
+  parts.push(el("span", "call-id", call.toolCallId));
   head.replaceChildren(...parts);
   head.dataset.status = call.status;
 }
@@ -405,6 +450,12 @@ async function showCall(cid) {
   showHead(call);
   showArgs(call);
   $("bash-view").hidden = call.tool !== "Bash";
+  if (state.scrollToDetail) {
+    // A click on a row: its detail may be far below (one column): bring it into view.
+    state.scrollToDetail = false;
+    const top = $("detail").getBoundingClientRect().top;
+    if (top < 0 || top > window.innerHeight * 0.6) $("detail").scrollIntoView({ block: "start" });
+  }
   openStream(cid);
 }
 
@@ -485,12 +536,16 @@ function render(call) {
   if (!result) return;
   if (result.error) {
     parts.push(el("p", "status error", `${result.error.code}: ${result.error.message}`));
+  } else if ((call.tool === "JobOutput" || call.tool === "JobStop") && "next" in result) {
+    renderJobPage(call.tool, result, parts);
+  } else if (call.tool === "JobOutput" && Array.isArray(result.jobs)) {
+    showList(jobList(result.jobs), plural(result.jobs.length, "job"));
   } else if (call.tool === "Bash" && "exitCode" in result) {
     renderBash(result, parts);
   } else if (call.tool === "Bash" && result.jobId) {
     parts.push(jobStarted(result));
   } else if (call.tool === "Read" && "content" in result) {
-    renderRead(result, parts);
+    renderRead(call, result, parts);
   } else if (call.tool === "Grep" && Array.isArray(result.matches)) {
     showList(grepHits(result), `${result.count} lines, ${result.files} file${result.files === 1 ? "" : "s"}`);
   } else if (call.tool === "Grep" && Array.isArray(result.files)) {
@@ -504,13 +559,21 @@ function render(call) {
   } else {
     showList([el("pre", "rows", JSON.stringify(result, null, 2))], "result");
   }
-  if (result.notice && !(call.tool === "Bash")) parts.push(el("p", "marker notice", result.notice));
+  if (result.notice && !["Bash", "JobOutput", "JobStop"].includes(call.tool)) parts.push(el("p", "marker notice", result.notice));
   $("result").replaceChildren(...parts);
 }
 
+// A job's state as JobOutput tells it: stopped is not failed.
+function jobStatus(result) {
+  if (result.state === "running") return ["running", "running"];
+  if (result.state === "timedOut") return ["timedOut", "timed out; the process tree was stopped"];
+  if (result.state === "killed") return ["killed", `killed${result.signal ? ` (${result.signal})` : ""}`];
+  return [result.exitCode === 0 ? "done" : "error", `exited, exit status ${result.exitCode}`];
+}
+
 function bashStatus(result) {
-  if (result.timedOut || result.state === "timedOut") return ["timedOut", "timed out; the process tree was stopped"];
-  if (result.state === "running") return ["running", "running in the background"];
+  if ("state" in result) return jobStatus(result); // a background job's own call
+  if (result.timedOut) return ["timedOut", "timed out; the process tree was stopped"];
   if (result.aborted) return ["aborted", "aborted; the process tree was stopped"];
   if (result.signal) return ["error", `killed by signal ${result.signal}`];
   return [result.exitCode === 0 ? "done" : "error", `exit status ${result.exitCode}`];
@@ -530,31 +593,133 @@ function renderBash(result, parts) {
     if (o && (o.bytes || o.lines)) {
       parts.push(el("p", "marker", `${stream}: capture dropped ${o.bytes} bytes, ${o.lines} lines`));
     }
+    if (result.truncated && !("state" in result) && typeof result[stream] === "string") {
+      const said = openOnModelView(stream, result[stream]);
+      if (said) parts.push(said);
+    }
   }
   $("bash-view").hidden = false;
 }
 
-// Bash with ``background: true``: the job it started, a link to the job's own output.
-function jobStarted(result) {
-  const p = el("p", "status done", "started background job ");
-  const link = el("a", "job-link", result.jobId);
-  link.href = `#s=${enc(state.session)}&c=${enc(result.jobId)}`;
-  p.append(link, ` · pid ${result.pid}`);
+// A cut stream opens on what the model read of it, not at the capture's end.
+// The result's text and the capture agree line by line up to where the model's
+// copy was cut; there the result has its marker. A kept head (the marker
+// after it) opens at line 1; a kept tail (the marker first) at the end.
+function openOnModelView(stream, text) {
+  const pane = panes[stream];
+  const lines = text.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  const captured = pane.cur ? [...pane.lines, pane.cur] : pane.lines;
+  let at = 0;
+  while (at < lines.length && at < captured.length && captured[at] === lines[at]) at++;
+  if (at >= lines.length) return null; // the model read the stream whole
+  const out = $(`out-${stream}`);
+  out.dataset.cutAt = String(at);
+  const p = el("p", "marker model-cut");
+  p.dataset.stream = stream;
+  if (at > 0) {
+    pane.follow = false;
+    out.scrollTop = 0;
+    pane.schedule();
+    p.append(`${stream}: the model read lines 1–${num(at)} (the pane opens on them), then the marker: `);
+  } else {
+    p.append(`${stream}: the model read the marker, then the stream's last lines (the pane's end): `);
+  }
+  p.append(el("code", null, lines[at]));
   return p;
 }
 
-// Read: the window of the file, numbered from its offset.
-function renderRead(result, parts) {
+// JobOutput and JobStop: the job's state, the page of each stream (stdout's
+// head, stderr's tail, as the model read them), where the next page starts.
+function renderJobPage(tool, result, parts) {
+  const [cls, text] = jobStatus(result);
+  const head = el("p", `status ${cls} job-state`);
+  head.append(tool === "JobStop" ? "stopped job " : "job ", jobLink(result.jobId), ` · ${text}`);
+  parts.push(head);
+  if (typeof result.matched === "string") {
+    const matched = el("p", "marker job-matched", "matched: ");
+    matched.append(el("code", null, result.matched));
+    parts.push(matched);
+  }
+  const next = el("p", "job-next", `next page from: stdout byte ${num(result.next.stdout)} · stderr byte ${num(result.next.stderr)}`);
+  next.dataset.stdout = String(result.next.stdout);
+  next.dataset.stderr = String(result.next.stderr);
+  parts.push(next);
+  if (result.notice) parts.push(el("p", "marker notice", result.notice));
+  for (const stream of ["stdout", "stderr"]) {
+    const total = result.totals[stream];
+    $(`${stream}-label`).textContent = `${stream} · this page · the job's ${plural(total.lines, "line")}, ${plural(total.bytes, "byte")} so far`;
+    $(`out-${stream}`).parentElement.classList.toggle("empty-stream", !result[stream]);
+    const o = result.omitted && result.omitted[stream];
+    if (o && (o.bytes || o.lines)) {
+      parts.push(el("p", "marker", `${stream}: the log dropped ${num(o.bytes)} bytes, ${num(o.lines)} lines`));
+    }
+    const pane = panes[stream];
+    pane.clear();
+    pane.follow = stream === "stderr"; // stderr's page is its tail
+    pane.append(result[stream]);
+  }
+  $("bash-view").hidden = false;
+}
+
+// JobOutput without a jobId: the session's jobs.
+function jobList(jobs) {
+  const rows = el("div", "rows job-list");
+  for (const job of jobs) {
+    const row = el("div", "job-entry");
+    row.dataset.id = job.jobId;
+    const [cls, text] = jobStatus(job);
+    row.append(jobLink(job.jobId), " ", el("span", `status ${cls}`, text), " ", el("code", null, job.command));
+    rows.append(row);
+  }
+  return [rows];
+}
+
+function jobLink(jobId) {
+  const link = el("a", "job-link", jobId);
+  link.href = `#s=${enc(state.session)}&c=${enc(jobId)}`;
+  return link;
+}
+
+const num = (n) => Number(n).toLocaleString("en-US");
+
+// Bash with ``background: true``: the job it started, a link to the job's own output.
+function jobStarted(result) {
+  const p = el("p", "status done", "started background job ");
+  p.append(jobLink(result.jobId), ` · pid ${result.pid}`);
+  return p;
+}
+
+// Read: the window of the file, numbered from its offset. An "unchanged"
+// re-read sent no content: it says so and links the call that sent it.
+function renderRead(call, result, parts) {
   const first = result.offset + 1;
   const last = result.offset + result.lineCount;
   const of = result.totalLines !== undefined ? ` of ${result.totalLines}` : "";
   const where = `${result.path} (${result.root}) · lines ${first}–${last}${of} · ${plural(result.fileBytes, "byte")}`;
   $("read-info").textContent = where;
-  if (result.unchanged) parts.push(el("p", "marker", "unchanged since an earlier read: no content was sent"));
+  if (result.unchanged) {
+    parts.push(unchangedSince(call.unchangedSince, where));
+    return;
+  }
   readPane.firstNumber = first;
   readPane.follow = false;
   readPane.append(result.content.endsWith("\n") ? result.content.slice(0, -1) : result.content);
   $("read-view").hidden = false;
+}
+
+function unchangedSince(earlier, where) {
+  const p = el("p", "marker unchanged", "unchanged since ");
+  if (earlier) {
+    const link = el("a", "unchanged-link", callName(earlier));
+    link.dataset.callName = earlier; // named again once the list numbers it
+    link.href = `#s=${enc(state.session)}&c=${enc(earlier)}`;
+    p.append(link, ": ");
+  } else {
+    p.append("an earlier call: ");
+  }
+  p.append(`the same bytes of ${where}; no content was sent, the model reads that call's result`);
+  return p;
 }
 
 function showList(nodes, title) {
@@ -730,6 +895,10 @@ function start() {
   $("viewer-prev").addEventListener("click", viewerPrev);
   $("viewer-close").addEventListener("click", () => { $("viewer").hidden = true; });
   $("session-filter").addEventListener("input", drawSessions);
+  $("calls").addEventListener("scroll", () => {
+    const box = $("calls");
+    state.followCalls = box.scrollTop + box.clientHeight >= box.scrollHeight - 2;
+  });
   window.addEventListener("hashchange", route);
   window.toolbound = { panes, readPane, viewerPane, state, ledger, jobs };
   route().finally(() => setTimeout(poll, POLL_MS));

@@ -1,4 +1,5 @@
-// The session's background jobs: what each runs, its state and output so far,
+// The session's background jobs: what each runs, its state and output so far
+// (each stream's last lines, as text),
 // a link to its live output (a job is a call of its own: the detail view
 // streams it), and a stop button that asks first.
 //
@@ -10,11 +11,12 @@
 // Pieces:
 //   JobsPanel   refresh(session, calls), the rows, the stop and its confirmation
 
+import { PLAIN, parseLine, scanState } from "./ansi.js";
 import { el, plural } from "./dom.js";
 
 const enc = encodeURIComponent;
 
-const STATE_CLASS = { running: "st-running", exited: "st-done", killed: "st-error", timedOut: "st-timedOut", failed: "st-error" };
+const STATE_CLASS = { running: "st-running", exited: "st-done", killed: "st-killed", timedOut: "st-timedOut", failed: "st-error" };
 const STATE_TEXT = { running: "running", exited: "exited", killed: "killed", timedOut: "timed out", failed: "crashed" };
 
 function outcome(job) {
@@ -28,6 +30,33 @@ function totalsText(totals) {
   return ["stdout", "stderr"]
     .map((s) => `${s} ${plural(totals[s].lines, "line")}, ${plural(totals[s].bytes, "byte")}`)
     .join(" · ");
+}
+
+// Each stream's last lines so far, as text (colour escapes applied, never markup).
+function outputBox(output) {
+  const box = el("div", "job-output");
+  if (!output) {
+    box.append(el("p", "meta", "Its output is not held here: open it for the live stream."));
+    return box;
+  }
+  if (!output.stdout && !output.stderr) {
+    box.append(el("p", "meta", "no output yet"));
+    return box;
+  }
+  for (const stream of ["stdout", "stderr"]) {
+    if (!output[stream]) continue;
+    const pre = el("pre", `job-tail ${stream}`);
+    pre.dataset.stream = stream;
+    let style = PLAIN;
+    const lines = output[stream].split("\n").map((raw) => {
+      const text = parseLine(raw, style).runs.map((r) => r.text).join("");
+      style = scanState(raw, style);
+      return text;
+    });
+    pre.textContent = lines.join("\n");
+    box.append(pre);
+  }
+  return box;
 }
 
 export class JobsPanel {
@@ -90,7 +119,7 @@ export class JobsPanel {
     head.append(link, " ", el("span", `badge ${STATE_CLASS[job.state] || ""}`, outcome(job)));
     const meta = el("div", "meta");
     meta.append(el("span", "job-id", job.jobId), " · ", el("span", "job-totals", totalsText(job.totals)));
-    li.append(head, meta);
+    li.append(head, meta, outputBox(job.output));
     if (job.description) li.append(el("div", "meta job-desc", job.description));
     if (job.stoppable) li.append(this.stopControls(job));
     else if (job.stopNote) li.append(el("div", "meta job-note", job.stopNote));

@@ -2,12 +2,14 @@
 // ledger the server sends (GET /api/sessions/{sid}/ledger, the store's
 // Session.ledger()).
 //
-// - per tool: a bar of the tokens its results sent the model, and beside it
-//   (lighter) what its tools saw that the model did not, the elided bytes in
-//   tokens at the estimator's 4 bytes a token; calls, re-reads avoided;
+// - per tool: a bar of the tokens its results sent the model, and under it
+//   (lighter, on a scale of its own) what its tools saw that the model did
+//   not, the elided bytes in tokens at the estimator's 4 bytes a token;
+//   calls, re-reads avoided;
 // - over the session: call by call, the running total of tokens sent (an
-//   area), the elided running total stacked above it, a diamond where a
-//   re-read was avoided; each call's column links to the call.
+//   area on the left axis), the elided running total (a line on the right
+//   axis, its own scale), a diamond where a re-read was avoided; each call's
+//   column links to the call.
 //
 // Every label is set as text (textContent), never as markup.
 //
@@ -22,11 +24,10 @@ const SVG = "http://www.w3.org/2000/svg";
 // The estimator's figure (store/tokens.py): elided bytes are shown as the tokens they would cost.
 const BYTES_PER_TOKEN = 4;
 const WIDTH = 400;
-const BAR_ROW = 20;
-const LABEL_W = 52;
-const VALUE_W = 150;
+const TOOL_ROW = 30;
+const LABEL_W = 72;
 const TIME_H = 150;
-const PAD = { left: 44, right: 6, top: 8, bottom: 18 };
+const PAD = { left: 44, right: 6, top: 16, bottom: 18 };
 
 const num = (n) => Number(n).toLocaleString("en-US");
 
@@ -50,53 +51,66 @@ function titled(node, text) {
   return node;
 }
 
-// One row per tool, most tokens first: the sent bar, the elided bar after it, the figures.
+// One row per tool, most tokens first: its figures on a line of their own (the
+// label before them, never over them), then the sent bar and the elided bar,
+// each on its own scale (elided bytes run to megabytes where tokens sent run
+// to thousands: on one scale the tokens would be a sliver).
 export function drawTools(ledger) {
   const tools = Object.entries(ledger.tools).sort((a, b) => b[1].modelTokens - a[1].modelTokens);
-  const height = Math.max(1, tools.length) * BAR_ROW + 4;
+  const height = Math.max(1, tools.length) * TOOL_ROW + 2;
   const svg = svgEl("svg", { viewBox: `0 0 ${WIDTH} ${height}`, role: "img", class: "ledger-tools" });
-  svg.append(svgEl("title", {}, "Context per tool: tokens sent, and elided bytes as tokens"));
-  const widest = Math.max(1, ...tools.map(([, t]) => t.modelTokens + elidedTokens(t.elidedBytes)));
-  const scale = (WIDTH - LABEL_W - VALUE_W) / widest;
+  svg.append(svgEl("title", {}, "Context per tool: tokens sent, and elided bytes as tokens, each on its own scale"));
+  const topSent = Math.max(1, ...tools.map(([, t]) => t.modelTokens));
+  const topElided = Math.max(1, ...tools.map(([, t]) => elidedTokens(t.elidedBytes)));
+  const barW = WIDTH - LABEL_W - 2;
+  svg.dataset.topSent = String(topSent);
   tools.forEach(([tool, t], i) => {
-    const y = i * BAR_ROW + 2;
-    const sent = t.modelTokens * scale;
-    const elided = elidedTokens(t.elidedBytes) * scale;
+    const y = i * TOOL_ROW;
+    const sent = (t.modelTokens / topSent) * barW;
+    const elided = (elidedTokens(t.elidedBytes) / topElided) * barW;
     const row = svgEl("g", {
       class: "tool-row", "data-tool": tool, "data-tokens": t.modelTokens,
       "data-elided": t.elidedBytes, "data-rereads": t.rereadsAvoided,
     });
-    row.append(
-      svgEl("text", { x: 0, y: y + 13, class: "label" }, tool),
-      titled(svgEl("rect", { x: LABEL_W, y, width: sent, height: BAR_ROW - 6, class: "sent" }),
-        `${tool}: ${num(t.modelTokens)} tokens sent in ${num(t.calls)} calls`),
-      titled(svgEl("rect", { x: LABEL_W + sent, y, width: elided, height: BAR_ROW - 6, class: "elided" }),
-        `${tool}: ${formatBytes(t.elidedBytes)} elided (≈ ${num(elidedTokens(t.elidedBytes))} tokens)`),
-    );
     let figures = `${num(t.modelTokens)} tok · ${num(t.calls)} call${t.calls === 1 ? "" : "s"}`;
     if (t.rereadsAvoided) figures += ` · ${num(t.rereadsAvoided)} re-read${t.rereadsAvoided === 1 ? "" : "s"} avoided`;
-    row.append(svgEl("text", { x: LABEL_W + sent + elided + 4, y: y + 13, class: "value" }, figures));
+    row.append(
+      svgEl("text", { x: LABEL_W - 6, y: y + 19, class: "label end" }, tool),
+      svgEl("text", { x: LABEL_W, y: y + 10, class: "value" }, figures),
+      titled(svgEl("rect", { x: LABEL_W, y: y + 13, width: sent, height: 8, class: "sent" }),
+        `${tool}: ${num(t.modelTokens)} tokens sent in ${num(t.calls)} calls`),
+      titled(svgEl("rect", { x: LABEL_W, y: y + 22, width: elided, height: 4, class: "elided" }),
+        `${tool}: ${formatBytes(t.elidedBytes)} elided (≈ ${num(elidedTokens(t.elidedBytes))} tokens)`),
+    );
+    if (t.elidedBytes) {
+      row.append(svgEl("text", { x: WIDTH, y: y + 10, class: "value elided-value end" }, `${formatBytes(t.elidedBytes)} elided`));
+    }
     svg.append(row);
   });
   return svg;
 }
 
-// The running totals call by call: x is the call's place in the session, y tokens.
+// The running totals call by call: x is the call's place in the session. The
+// tokens sent (an area) are on the left axis, scaled to their own total; the
+// elided total (a line) on the right axis, scaled to its own.
 export function drawTime(ledger, callHref) {
   const calls = ledger.calls;
   const svg = svgEl("svg", { viewBox: `0 0 ${WIDTH} ${TIME_H}`, role: "img", class: "ledger-time" });
-  svg.append(svgEl("title", {}, "Context over the session: running tokens sent, elided stacked above"));
+  svg.append(svgEl("title", {}, "Context over the session: running tokens sent (left axis), elided (right axis)"));
   let elided = 0;
   const points = calls.map((c) => {
     elided += c.elidedBytes;
-    return { call: c, sent: c.runningTokens, seen: c.runningTokens + elidedTokens(elided), elided };
+    return { call: c, sent: c.runningTokens, elided };
   });
-  const top = Math.max(1, ...points.map((p) => p.seen));
+  const top = Math.max(1, ...points.map((p) => p.sent));
+  const topElided = Math.max(1, ...points.map((p) => p.elided));
+  svg.dataset.topSent = String(top);
   const plotW = WIDTH - PAD.left - PAD.right;
   const plotH = TIME_H - PAD.top - PAD.bottom;
   const step = plotW / Math.max(1, calls.length);
   const x = (i) => PAD.left + step * (i + 1);
   const y = (tokens) => PAD.top + plotH * (1 - tokens / top);
+  const yElided = (bytes) => PAD.top + plotH * (1 - bytes / topElided);
   const base = y(0);
   const area = (values) => {
     const line = values.map((v, i) => `L${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
@@ -105,17 +119,22 @@ export function drawTime(ledger, callHref) {
   svg.append(
     svgEl("line", { x1: PAD.left, y1: base, x2: WIDTH - PAD.right, y2: base, class: "axis" }),
     svgEl("line", { x1: PAD.left, y1: PAD.top, x2: PAD.left, y2: base, class: "axis" }),
-    svgEl("text", { x: PAD.left - 3, y: PAD.top + 8, class: "tick end" }, num(top)),
+    svgEl("text", { x: PAD.left - 3, y: PAD.top + 4, class: "tick end sent-top" }, num(top)),
     svgEl("text", { x: PAD.left - 3, y: base, class: "tick end" }, "0"),
     svgEl("text", { x: PAD.left, y: TIME_H - 4, class: "tick" }, "0"),
     svgEl("text", { x: WIDTH - PAD.right, y: TIME_H - 4, class: "tick end" },
       `${num(calls.length)} call${calls.length === 1 ? "" : "s"}`),
   );
   if (!calls.length) return svg;
-  svg.append(
-    svgEl("path", { d: area(points.map((p) => p.seen)), class: "elided" }),
-    svgEl("path", { d: area(points.map((p) => p.sent)), class: "sent" }),
-  );
+  svg.append(svgEl("path", { d: area(points.map((p) => p.sent)), class: "sent" }));
+  if (elided) {
+    const line = points.map((p, i) => `${i ? "L" : "M"}${x(i).toFixed(1)},${yElided(p.elided).toFixed(1)}`).join(" ");
+    svg.append(
+      svgEl("path", { d: `M${PAD.left},${base} L${line.slice(1)}`, class: "elided-line" }),
+      svgEl("line", { x1: WIDTH - PAD.right, y1: PAD.top, x2: WIDTH - PAD.right, y2: base, class: "axis" }),
+      svgEl("text", { x: WIDTH - PAD.right, y: PAD.top - 5, class: "tick end elided-top" }, `${formatBytes(topElided)} elided`),
+    );
+  }
   points.forEach((p, i) => {
     const c = p.call;
     const link = svgEl("a", {
