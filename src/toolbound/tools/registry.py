@@ -282,6 +282,9 @@ def _describe_edit(limits: Limits) -> str:
         "`replaceAll` is true (default false): no occurrence is TOOL_NO_MATCH, more than "
         "one is TOOL_AMBIGUOUS_MATCH naming the count and the first line numbers (add "
         "surrounding lines to `oldString` to make it unique). `newString` replaces it. "
+        "Several changes to one file: `edits`, a list of {oldString, newString, replaceAll?} "
+        "instead of the three, applied in order (each to the text the earlier ones left), "
+        "all or none; a failing edit is named by its index. "
         + _describe_change_result(limits, "`replacements`")
     )
 
