@@ -14,7 +14,8 @@ accepts.
 Pieces:
     Args                                     the base of the argument models
     ReadArgs, GlobArgs, GrepArgs, BashArgs   the argument models of the tools that look
-    EditArgs, EditOne, WriteArgs             and of the two that change files
+    EditArgs, EditOne, WriteArgs             and of the tools that change files
+    ApplyPatchArgs
     JobOutputArgs, JobSince, JobStopArgs     and of the two that follow background jobs
     OUTPUT_MODES                             Grep's accepted spellings
     Limited                                  an argument whose default and range follow the limits
@@ -194,6 +195,13 @@ class EditArgs(Args):
             missing = "oldString" if self.old_string is None else "newString"
             return f"'{missing}' is required (or 'edits', a list of {{oldString, newString}})"
         return None
+
+
+class ApplyPatchArgs(Args):
+    patch: str = Field(
+        min_length=1,
+        description="The patch, from '*** Begin Patch' to '*** End Patch' (Codex apply_patch).",
+    )
 
 
 class WriteArgs(Args):

@@ -31,6 +31,7 @@ from types import MappingProxyType
 from typing import Any, Protocol, cast
 
 from toolbound.arguments import (
+    ApplyPatchArgs,
     Args,
     BashArgs,
     EditArgs,
@@ -48,6 +49,7 @@ from toolbound.jobs.models import JobListResult, JobOutputResult, JobStartResult
 from toolbound.limits import Limits, format_size
 from toolbound.model_text import Profile
 from toolbound.results import (
+    ApplyPatchResult,
     BashResult,
     EditResult,
     ErrorCode,
@@ -297,6 +299,29 @@ def _describe_write(limits: Limits) -> str:
     )
 
 
+def _describe_apply_patch(limits: Limits) -> str:
+    return (
+        f"Apply a patch in Codex CLI's apply_patch format to files {_CHANGE_RULES}: "
+        "`*** Begin Patch`, then per file `*** Add File: path` (its lines, each prefixed "
+        "with +), `*** Delete File: path`, or `*** Update File: path` (optionally `*** Move "
+        "to: new/path`) and its chunks: `@@` (optionally naming the class or function line "
+        "the chunk is in; several `@@` lines narrow it), then ` ` context, `-` removed and "
+        "`+` added lines, `*** End of File` when the chunk ends the file; then `*** End "
+        "Patch`. Every file changes or none, atomically, keeping each file's mode, line "
+        "endings and BOM. No Read is needed first, but a file changed since this session "
+        "last read or wrote it is TOOL_FILE_CHANGED, and replacing an existing file whole "
+        "(Add File, Move to onto it) needs a Read first, as Write (TOOL_NOT_READ). Each "
+        "chunk matches exactly, else ignoring trailing whitespace, else ignoring leading and "
+        "trailing whitespace: the result names how (`exact`, `trailing-space`, "
+        "`whitespace`) and the line. A chunk found nowhere is TOOL_NO_MATCH showing the "
+        "nearest lines with their numbers; one matching several places without an `@@` line "
+        "is TOOL_AMBIGUOUS_MATCH (add an `@@` line or more context); a chunk already applied "
+        "is reported (`alreadyApplied`), not refused. Returns `files` ({path, action: add | "
+        "update | delete | move, hunks: [{matched, line}]}) and one unified `diff` within "
+        f"{_search_budget(limits)} (`truncated` when cut)."
+    )
+
+
 SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="Read",
@@ -378,6 +403,14 @@ SPECS: tuple[ToolSpec, ...] = (
         results=(JobOutputResult,),
         module="toolbound.tools.job_stop",
         describe=_describe_job_stop,
+        read_only=False,
+    ),
+    ToolSpec(
+        name="ApplyPatch",
+        args=ApplyPatchArgs,
+        results=(ApplyPatchResult,),
+        module="toolbound.tools.apply_patch",
+        describe=_describe_apply_patch,
         read_only=False,
     ),
 )

@@ -27,7 +27,7 @@ Codex does, a changed file ends with a line ending.
 Pieces:
     Grade, GRADES     how a chunk matched
     HunkReport        one chunk's grade and 1-based line (in the file as it was)
-    FilePatched       the new bytes and the reports
+    FilePatched       the new bytes, the reports, the diff's hunks
     apply_chunks      a file's bytes + its chunks -> FilePatched, or a ToolError
 """
 
@@ -35,9 +35,10 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
+from toolbound.edit.diff import Hunk
 from toolbound.edit.patch.grammar import Chunk, Tag
 from toolbound.edit.replace import encode_text
 from toolbound.edit.text import BOM
@@ -78,8 +79,12 @@ class HunkReport:
 
 @dataclass(frozen=True, slots=True)
 class FilePatched:
+    """The new text, how each chunk matched, and the diff's hunks (the chunks' own lines)."""
+
     text: bytes
     hunks: tuple[HunkReport, ...]
+    # Derived from the same change as ``text``; left out of equality.
+    diff: tuple[Hunk, ...] = field(default=(), compare=False)
 
     @property
     def already_applied(self) -> bool:
@@ -392,7 +397,25 @@ def apply_chunks(data: bytes, chunks: Sequence[Chunk], *, shown: str) -> FilePat
     if not changes:
         return FilePatched(data, tuple(reports))
     changes.sort(key=lambda change: change.start)
-    return FilePatched(_render(file, changes), tuple(reports))
+    return FilePatched(_render(file, changes), tuple(reports), _diff(file, changes))
+
+
+def _diff(file: _File, changes: Sequence[_Change]) -> tuple[Hunk, ...]:
+    """One diff hunk per change, its lines as the chunk gave them (context as the file has it)."""
+    hunks: list[Hunk] = []
+    delta = 0
+    for change in changes:
+        lines: list[tuple[Tag, bytes]] = []
+        at = change.start
+        for tag, text in change.lines:
+            if tag == "+":
+                lines.append((tag, text + file.preferred))
+                continue
+            lines.append((tag, file.texts[at] + (file.endings[at] or file.preferred)))
+            at += 1
+        hunks.append(Hunk(change.start, change.start + delta, tuple(lines)))
+        delta += sum(1 for tag, _ in lines if tag == "+") - sum(1 for tag, _ in lines if tag == "-")
+    return tuple(hunks)
 
 
 def _insertions_present(file: _File, insertions: Sequence[_Change]) -> list[int] | None:
