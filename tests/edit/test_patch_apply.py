@@ -180,6 +180,20 @@ def test_a_trailing_empty_context_line_may_stand_for_the_final_newline() -> None
     assert patched(b"foo\nbar\n", "@@\n foo\n-bar\n+BAR\n \n").text == b"foo\nBAR\n"
 
 
+def test_a_chunk_is_found_by_its_rarest_line_among_repeated_context() -> None:
+    data = b"}\n}\nkeep\n}\n}\nold\n}\n"
+    result = patched(data, "@@\n }\n }\n-old\n+new\n }")
+    assert result == FilePatched(b"}\n}\nkeep\n}\n}\nnew\n}\n", (HunkReport("exact", 4),))
+    # Its rarest line alone is not enough: the lines around it must match too.
+    assert refused(data, "@@\n keep\n-old\n+new").code == ErrorCode.NO_MATCH
+
+
+def test_a_later_chunk_is_not_matched_before_the_earlier_one() -> None:
+    data = b"b\na\nb\n"
+    result = patched(data, "@@\n-a\n+A\n@@\n-b\n+B")
+    assert result == FilePatched(b"b\nA\nB\n", (HunkReport("exact", 2), HunkReport("exact", 3)))
+
+
 def test_a_chunk_longer_than_the_file_is_no_match() -> None:
     assert refused(b"just one line\n", "@@\n-too\n-many\n-lines").code == ErrorCode.NO_MATCH
 

@@ -34,6 +34,7 @@ Pieces:
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -98,9 +99,30 @@ class _File:
     def __init__(self, data: bytes) -> None:
         self.bom = data.startswith(BOM)
         body = data[len(BOM) :] if self.bom else data
+        lf = body.count(b"\n")
+        crlf = body.count(b"\r\n") if b"\r" in body else 0
+        # One ending for every line (the common case) is split in one step.
+        self.uniform: bytes | None = None
+        if crlf == 0 or crlf == lf:
+            self.uniform = b"\r\n" if crlf else b"\n"
+            self.texts = body.split(self.uniform)
+            self.endings = [self.uniform] * len(self.texts)
+            if self.texts[-1]:
+                self.endings[-1] = b""
+            else:
+                self.texts.pop()
+                self.endings.pop()
+        else:
+            self._split_mixed(body)
+        self.preferred = self.endings[0] if self.endings and self.endings[0] else b"\n"
+        self._keys: dict[Grade, list[bytes]] = {}
+        self._index: dict[Grade, dict[bytes, list[int]]] = {}
+        self._counts: dict[Grade, Counter[bytes]] = {}
+
+    def _split_mixed(self, body: bytes) -> None:
         parts = body.split(b"\n")
-        self.texts: list[bytes] = []
-        self.endings: list[bytes] = []
+        self.texts = []
+        self.endings = []
         for part in parts[:-1]:
             if part.endswith(b"\r"):
                 self.texts.append(part[:-1])
@@ -111,9 +133,17 @@ class _File:
         if parts[-1]:
             self.texts.append(parts[-1])
             self.endings.append(b"")
-        self.preferred = self.endings[0] if self.endings and self.endings[0] else b"\n"
-        self._keys: dict[Grade, list[bytes]] = {}
-        self._index: dict[Grade, dict[bytes, list[int]]] = {}
+
+    def span(self, start: int, end: int) -> bytes:
+        """Lines ``start .. end`` as they are, each with its ending (the preferred one for an
+        unterminated last line)."""
+        if start >= end:
+            return b""
+        if self.uniform is not None and self.uniform == self.preferred:
+            return self.uniform.join(self.texts[start:end]) + self.uniform
+        return b"".join(
+            self.texts[k] + (self.endings[k] or self.preferred) for k in range(start, end)
+        )
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -133,17 +163,41 @@ class _File:
             self._index[grade] = found
         return self._index[grade]
 
+    def counts(self, grade: Grade) -> Counter[bytes]:
+        """How often each line (as the grade compares it) occurs."""
+        if grade not in self._counts:
+            self._counts[grade] = Counter(self.keys(grade))
+        return self._counts[grade]
+
     def places(self, pattern: Sequence[bytes], grade: Grade, start: int) -> list[int]:
         """Every index at or after ``start`` where ``pattern`` occurs under ``grade``."""
         key = _KEYS[grade]
         wanted = [key(line) for line in pattern]
         keys = self.keys(grade)
         n = len(wanted)
-        return [
-            at
-            for at in self.index(grade).get(wanted[0], ())
-            if at >= start and at + n <= len(keys) and keys[at : at + n] == wanted
-        ]
+        counts = self.counts(grade)
+        # The pattern's rarest line: when it occurs once in the file, one scan from
+        # ``start`` to it decides (chunks come in order, so all of them scan the file
+        # about once); otherwise every place of the first line is tried.
+        rarest = min(range(n), key=lambda k: counts[wanted[k]])
+        if counts[wanted[rarest]] == 0:
+            return []
+        if counts[wanted[rarest]] == 1:
+            try:
+                at = keys.index(wanted[rarest], start + rarest) - rarest
+            except ValueError:
+                return []
+            return [at] if keys[at : at + n] == wanted else []
+        found: list[int] = []
+        at = start
+        while True:
+            try:
+                at = keys.index(wanted[0], at, len(keys) - n + 1)
+            except ValueError:
+                return found
+            if keys[at : at + n] == wanted:
+                found.append(at)
+            at += 1
 
     def at_end(self, pattern: Sequence[bytes], grade: Grade) -> bool:
         at = len(self) - len(pattern)
@@ -348,18 +402,16 @@ def _render(file: _File, changes: Sequence[_Change]) -> bytes:
     out: list[bytes] = [BOM] if file.bom else []
     at = 0
     for change in changes:
-        for k in range(at, change.start):
-            out += (file.texts[k], file.endings[k] or file.preferred)
+        out.append(file.span(at, change.start))
         at = change.start
         for tag, text in change.lines:
             if tag == "+":
                 out += (text, file.preferred)
                 continue
             if tag == " ":
-                out += (file.texts[at], file.endings[at] or file.preferred)
+                out.append(file.span(at, at + 1))
             at += 1
-    for k in range(at, len(file)):
-        out += (file.texts[k], file.endings[k] or file.preferred)
+    out.append(file.span(at, len(file)))
     return b"".join(out)
 
 
