@@ -374,3 +374,55 @@ def test_the_cli_applies_a_patch_and_prints_the_model_text(tmp_path: Path, ws: P
         "-two\n+2\n",
     )
     assert (ws / "a.txt").read_text() == "one\n2\n"
+
+
+async def test_a_symlink_is_not_deleted_or_moved_through(host: ToolHost, ws: Path) -> None:
+    (ws / "real.txt").write_text("x\n")
+    (ws / "link.txt").symlink_to("real.txt")
+    deleted = await apply(host, "*** Delete File: link.txt")
+    assert error(deleted) == (
+        "TOOL_NOT_REGULAR_FILE",
+        "link.txt (patch line 2) is a symlink (to real.txt); ApplyPatch deletes and moves "
+        "files, not links. Nothing was changed; name the file itself, or remove the link "
+        "with Bash.",
+    )
+    moved = await apply(host, "*** Update File: link.txt\n*** Move to: b.txt\n@@\n-x\n+y")
+    assert error(moved)[0] == "TOOL_NOT_REGULAR_FILE"
+    # Changing the file through the link is an Edit's rule: the file changes, the link stays.
+    assert "error" not in await apply(host, "*** Update File: link.txt\n@@\n-x\n+y")
+    assert (ws / "real.txt").read_text() == "y\n"
+    assert (ws / "link.txt").is_symlink()
+
+
+async def test_a_path_through_a_file_is_a_clear_error(host: ToolHost, ws: Path) -> None:
+    (ws / "blocker").write_text("a file, not a folder\n")
+    result = await apply(host, "*** Add File: blocker/x.txt\n+x")
+    assert "error" in result, result
+    assert result["error"]["code"].startswith("TOOL_")
+    assert tree(ws) == {"blocker": b"a file, not a folder\n"}
+
+
+def test_a_commit_that_fails_before_renaming_leaves_no_file_and_no_new_folder(
+    tmp_path: Path,
+) -> None:
+    from toolbound.paths import Resolved
+    from toolbound.results import ToolError
+    from toolbound.tools.apply_patch import _commit, _File
+
+    (tmp_path / "kept.txt").write_text("kept\n")
+    other = tmp_path / "other.txt"
+    other.write_text("o\n")
+    new = _File(
+        Resolved(tmp_path / "n1/n2/new.txt", "workspace", "n1/n2/new.txt"), None, None, b"n\n"
+    )
+    # The stat of another file: the check before the renames sees a change.
+    changed = _File(
+        Resolved(tmp_path / "kept.txt", "workspace", "kept.txt"),
+        os.stat(other),
+        b"kept\n",
+        b"changed\n",
+    )
+    with pytest.raises(ToolError) as caught:
+        _commit([new, changed])
+    assert caught.value.code == "TOOL_FILE_CHANGED"
+    assert tree(tmp_path) == {"kept.txt": b"kept\n", "other.txt": b"o\n"}

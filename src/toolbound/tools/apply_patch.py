@@ -101,19 +101,20 @@ class _Plan:
         known = self.files.get(target.real)
         if known is not None:
             return known
-        opened = _open_existing(target, TOOL)
         data: bytes | None = None
         st: os.stat_result | None = None
-        if opened is not None:
-            fd, st = opened
-            try:
-                data = _read_all(fd, st.st_size)
-            finally:
-                os.close(fd)
-            if self.ctx.record.seen(target.real):
-                self.ctx.record.check(
-                    target.real, data, size=len(data), shown=target.shown, tool=TOOL
-                )
+        try:
+            opened = _open_existing(target, TOOL)
+            if opened is not None:
+                fd, st = opened
+                try:
+                    data = _read_all(fd, st.st_size)
+                finally:
+                    os.close(fd)
+        except OSError as err:
+            raise _write_error(err, target) from None
+        if data is not None and self.ctx.record.seen(target.real):
+            self.ctx.record.check(target.real, data, size=len(data), shown=target.shown, tool=TOOL)
         state = _File(target, st, data, data)
         self.files[target.real] = state
         return state
@@ -148,8 +149,21 @@ class _Plan:
             _Shown(label, f"b/{target.shown}", tuple(write_hunks(before, content)), target.shown)
         )
 
+    def unlinkable(self, path: str, target: Resolved, line: int) -> None:
+        """Refuse removing a file named through a symlink: the link's target would go."""
+        expanded = os.path.expanduser(path) if path.startswith("~") else path
+        named = os.path.join(self.ctx.roots.workspace, expanded)
+        if os.path.islink(named):
+            raise ToolError(
+                ErrorCode.NOT_REGULAR_FILE,
+                f"{path} (patch line {line}) is a symlink (to {target.shown}); ApplyPatch "
+                "deletes and moves files, not links. Nothing was changed; name the file "
+                "itself, or remove the link with Bash.",
+            )
+
     def delete(self, op: DeleteFile) -> None:
         target = resolve_target(self.ctx.roots, op.path, tool=TOOL)
+        self.unlinkable(op.path, target, op.line)
         state = self.file(target)
         if state.new is None:
             raise ToolError(
@@ -195,6 +209,8 @@ class _Plan:
             )
             return
         dest = resolve_target(self.ctx.roots, op.move_to, tool=TOOL)
+        if dest.real != target.real:
+            self.unlinkable(op.path, target, op.line)
         if dest.real == target.real:
             state.new = patched.text
         else:
@@ -269,23 +285,37 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
+def _missing_folders(folder: Path) -> list[Path]:
+    """``folder`` and its parents that do not exist yet, outermost first."""
+    missing: list[Path] = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing[::-1]
+
+
 def _commit(files: Sequence[_File]) -> None:
     """Write the planned files: stage all, check none changed meanwhile, rename all, delete.
 
     The one place ApplyPatch writes. Until the first rename nothing is
-    changed, and any failure removes the temporaries.
+    changed: any failure removes the temporaries and the folders made for them.
     """
     staged: list[tuple[_File, Path]] = []
+    made: list[Path] = []
+    renamed = False
     try:
         for state in files:
             if state.new is None:
                 continue
             if state.st is None:
+                missing = _missing_folders(state.target.real.parent)
                 make_parents(state.target.real.parent)
+                made += missing
             staged.append((state, _stage(state.target.real, state.new, state.st)))
         for state in files:
             _unchanged_since(state.target, state.st, TOOL)()
         folders: set[Path] = set()
+        renamed = True
         while staged:
             state, tmp = staged[0]
             os.replace(tmp, state.target.real)
@@ -301,6 +331,10 @@ def _commit(files: Sequence[_File]) -> None:
         for _, tmp in staged:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+        if not renamed:
+            for folder in reversed(made):
+                with contextlib.suppress(OSError):
+                    os.rmdir(folder)
 
 
 def _bounded(
