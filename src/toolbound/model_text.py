@@ -185,17 +185,15 @@ def _patch_summary(entry: dict[str, Any]) -> str:
     """One line per file: ``Updated src/a.py: exact at line 12, whitespace at line 40.``"""
     path = entry["path"]
     where = f"{entry['from']} to {path}" if "from" in entry else path
-    hunks = [
+    unchanged = entry.get("alreadyApplied", False)
+    hunks = ", ".join(
         f"{h['matched']} at line {h['line']}"
-        + (" (already applied)" if h.get("alreadyApplied") else "")
+        + (" (already applied)" if h.get("alreadyApplied") and not unchanged else "")
         for h in entry["hunks"]
-    ]
-    line = f"{_PATCH_VERBS[entry['action']]} {where}"
-    if hunks:
-        line += ": " + ", ".join(hunks)
-    if entry.get("alreadyApplied"):
-        line += " (already applied: unchanged)"
-    return line + "."
+    )
+    if unchanged:
+        return f"{where}: already applied, unchanged" + (f" ({hunks})." if hunks else ".")
+    return f"{_PATCH_VERBS[entry['action']]} {where}" + (f": {hunks}." if hunks else ".")
 
 
 # --- background jobs ---------------------------------------------------------

@@ -259,3 +259,10 @@ def test_an_add_file_without_lines_is_an_empty_file() -> None:
     (add,) = parse_patch(text)
     assert isinstance(add, AddFile)
     assert add.content == ""
+
+
+def test_an_empty_line_between_added_lines_is_an_empty_line_of_the_file() -> None:
+    text = (
+        "*** Begin Patch\n*** Add File: a.py\n+x = 1\n\n+y = 2\n\n*** Delete File: b\n*** End Patch"
+    )
+    assert parse_patch(text) == (AddFile("a.py", ("x = 1", "", "y = 2"), 2), DeleteFile("b", 7))

@@ -310,7 +310,7 @@ async def test_a_patch_applied_twice_says_already_applied(host: ToolHost, ws: Pa
         "nothing was written.",
     }
     assert model_text("ApplyPatch", second) == (
-        "Updated a.py: exact at line 2 (already applied) (already applied: unchanged).\n"
+        "a.py: already applied, unchanged (exact at line 2).\n"
         "[The patch was already applied: every file already is as it makes it; nothing was "
         "written.]"
     )
@@ -426,3 +426,19 @@ def test_a_commit_that_fails_before_renaming_leaves_no_file_and_no_new_folder(
         _commit([new, changed])
     assert caught.value.code == "TOOL_FILE_CHANGED"
     assert tree(tmp_path) == {"kept.txt": b"kept\n", "other.txt": b"o\n"}
+
+
+async def test_a_partly_applied_patch_applies_the_rest_and_says_which(
+    host: ToolHost, ws: Path
+) -> None:
+    (ws / "a.txt").write_text("A\nb\n")
+    result = await apply(host, "*** Update File: a.txt\n@@\n-a\n+A\n@@\n-b\n+B")
+    assert result["notice"] == (
+        "1 chunk was already applied (the new lines were in the file) and left as they are."
+    )
+    assert model_text("ApplyPatch", result) == (
+        "Updated a.txt: exact at line 1 (already applied), exact at line 2.\n"
+        "--- a/a.txt\n+++ b/a.txt\n@@ -2 +2 @@\n-b\n+B\n"
+        "[1 chunk was already applied (the new lines were in the file) and left as they are.]"
+    )
+    assert (ws / "a.txt").read_text() == "A\nB\n"

@@ -19,6 +19,7 @@ Leniency, as Codex's own parser and the models trained on it expect: the
 patch may be wrapped in a heredoc (``<<'EOF'`` ... ``EOF``, with or without an
 ``apply_patch`` in front) or a Markdown code fence; marker lines may carry
 spaces around them; the first chunk of an update may leave out its ``@@``;
+an empty line between an added file's lines is an empty line of the file;
 blank lines between chunks are skipped and an empty line inside a chunk is an
 empty context line; ``\\r\\n`` line ends are read as ``\\n``. An ``@@`` line in
 unified-diff form (``@@ -12,5 +12,6 @@ def f():``) keeps only the text after its
@@ -201,10 +202,25 @@ def _context(line: str) -> str | None:
 
 def _add_file(lines: _Lines, path: str, number: int) -> AddFile:
     added: list[str] = []
-    while not lines.done() and lines.peek().startswith("+"):
-        added.append(lines.peek()[1:])
+    while not lines.done():
+        line = lines.peek()
+        if line.startswith("+"):
+            added.append(line[1:])
+        elif line == "" and _more_added(lines):
+            # An empty line inside the new file's lines, its "+" left out.
+            added.append("")
+        else:
+            break
         lines.at += 1
     return AddFile(path, tuple(added), number)
+
+
+def _more_added(lines: _Lines) -> bool:
+    """Whether a "+" line follows the empty lines at the cursor."""
+    at = lines.at
+    while at < len(lines.lines) and lines.lines[at] == "":
+        at += 1
+    return at < len(lines.lines) and lines.lines[at].startswith("+")
 
 
 def _chunk(lines: _Lines, *, first: bool, path: str) -> Chunk:
