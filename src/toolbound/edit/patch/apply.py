@@ -56,6 +56,8 @@ SHOWN_CHARS = 160
 SHOWN_PLACES = 5
 # The similarity a line needs to be shown as the nearest when no line matches.
 NEAREST_RATIO = 0.6
+# ... looked for among at most this many lines from where the chunk was sought.
+NEAREST_SCAN_LINES = 20_000
 
 _WHITESPACE = b" \t\r\n\x0b\x0c"
 _KEYS: dict[Grade, Callable[[bytes], bytes]] = {
@@ -94,7 +96,7 @@ class FilePatched:
 
 
 class _File:
-    """A file's lines (text without ending, and the ending), with lazy per-grade indexes."""
+    """A file's lines (text without ending, and the ending), with lazy per-grade keys."""
 
     def __init__(self, data: bytes) -> None:
         self.bom = data.startswith(BOM)
@@ -116,7 +118,6 @@ class _File:
             self._split_mixed(body)
         self.preferred = self.endings[0] if self.endings and self.endings[0] else b"\n"
         self._keys: dict[Grade, list[bytes]] = {}
-        self._index: dict[Grade, dict[bytes, list[int]]] = {}
         self._counts: dict[Grade, Counter[bytes]] = {}
 
     def _split_mixed(self, body: bytes) -> None:
@@ -153,15 +154,6 @@ class _File:
             key = _KEYS[grade]
             self._keys[grade] = self.texts if grade == "exact" else [key(t) for t in self.texts]
         return self._keys[grade]
-
-    def index(self, grade: Grade) -> dict[bytes, list[int]]:
-        """Where each line (as the grade compares it) occurs, ascending."""
-        if grade not in self._index:
-            found: dict[bytes, list[int]] = {}
-            for at, key in enumerate(self.keys(grade)):
-                found.setdefault(key, []).append(at)
-            self._index[grade] = found
-        return self._index[grade]
 
     def counts(self, grade: Grade) -> Counter[bytes]:
         """How often each line (as the grade compares it) occurs."""
@@ -282,7 +274,7 @@ class _Refusal:
 
     def _nearest(self, pattern: Sequence[str], after: int) -> str:
         """The nearest lines of the file as a message part ("" when nothing is near)."""
-        start = _nearest_start(self.file, pattern)
+        start = _nearest_start(self.file, pattern, after)
         if start is None:
             return f"\nNo line of {self.shown} is like them; check the file's path and Read it."
         lo = max(0, start - 1)
@@ -303,20 +295,36 @@ def _clip(text: str) -> str:
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "…"
 
 
-def _nearest_start(file: _File, pattern: Sequence[str]) -> int | None:
+def _positions(keys: list[bytes], key: bytes, *, cap: int) -> list[int]:
+    """Where ``key`` occurs in ``keys``, at most ``cap`` places (list.index scans in C)."""
+    found: list[int] = []
+    at = 0
+    while len(found) < cap:
+        try:
+            at = keys.index(key, at)
+        except ValueError:
+            break
+        found.append(at)
+        at += 1
+    return found
+
+
+def _nearest_start(file: _File, pattern: Sequence[str], cursor: int) -> int | None:
     """Where the window most like ``pattern`` starts: most lines equal ignoring whitespace,
-    else the line most like the pattern's longest line; None if nothing is alike."""
-    index = file.index("whitespace")
+    else the line most like the pattern's longest line (among the lines from ``cursor``
+    on, at most ``NEAREST_SCAN_LINES`` of them); None if nothing is alike."""
+    keys = file.keys("whitespace")
     votes: dict[int, int] = {}
     for offset, line in enumerate(pattern):
         key = line.encode("utf-8", "replace").strip(_WHITESPACE)
         if not key:
             continue
-        for at in index.get(key, ())[:1000]:
+        for at in _positions(keys, key, cap=1000):
             votes[at - offset] = votes.get(at - offset, 0) + 1
     if votes:
         best = max(votes.values())
-        return max(0, min(at for at, count in votes.items() if count == best))
+        starts = sorted(at for at, count in votes.items() if count == best)
+        return max(0, next((at for at in starts if at >= cursor), starts[0]))
     longest = max(range(len(pattern)), key=lambda k: len(pattern[k].strip()), default=None)
     if longest is None or not pattern[longest].strip():
         return None
@@ -324,7 +332,9 @@ def _nearest_start(file: _File, pattern: Sequence[str]) -> int | None:
     matcher = difflib.SequenceMatcher(autojunk=False)
     matcher.set_seq2(wanted)
     best_at, best_ratio = None, NEAREST_RATIO
-    for at, key in enumerate(file.keys("whitespace")):
+    lo = max(0, min(cursor, len(keys) - NEAREST_SCAN_LINES))
+    for at in range(lo, min(len(keys), lo + NEAREST_SCAN_LINES)):
+        key = keys[at]
         matcher.set_seq1(_decode(key))
         if matcher.real_quick_ratio() > best_ratio and matcher.quick_ratio() > best_ratio:
             ratio = matcher.ratio()
