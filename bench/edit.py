@@ -1,4 +1,5 @@
-"""Benchmark: Edit of one line in a 1 MB and a 100 MB file (issue 15).
+"""Benchmark: Edit of one line in a 1 MB and a 100 MB file (issue 15), and ApplyPatch of
+20 chunks over a 1 MB file (issue 29).
 
 Anchor: ``sed -i 's/OLD/NEW/' FILE`` doing the same replacement on the same
 file, measured side by side in the same run (alternating, each from the page
@@ -17,8 +18,16 @@ peak RSS (VmHWM) after imports, after the Read and after the Edit. The core
 holds one copy of the file, so the goal is: the peak after imports plus the
 file's size, no more.
 
-    python bench/edit.py            # 1 MB and 100 MB
-    python bench/edit.py --quick    # 1 MB and 10 MB
+ApplyPatch: a patch of 20 chunks (3 lines of context, one line changed, spread
+through a 1 MB file) applied by the tool's body (``_apply``: parse, read,
+match, stage, fsync, rename, record, diff) in a warm process. Anchor: ``git
+apply`` of the same 20 hunks as a unified diff on the same file, side by
+side (alternating: each step applies the patch forwards or back). Goal:
+ApplyPatch within 2x of git apply. ``git apply`` does not fsync; the line
+``git apply + sync FILE`` adds it for comparison.
+
+    python bench/edit.py            # 1 MB and 100 MB, then ApplyPatch
+    python bench/edit.py --quick    # 1 MB and 10 MB, then ApplyPatch
 """
 
 from __future__ import annotations
@@ -151,6 +160,97 @@ def bench_size(folder: Path, size: int, runs: int) -> dict[str, float]:
     return medians
 
 
+PATCH_CHUNKS = 20
+PATCH_CONTEXT = 3
+
+
+def patch_texts(lines: int) -> dict[str, str]:
+    """The same 20 one-line changes as Codex patches and unified diffs, both directions."""
+    picks = [lines * (k + 1) // (PATCH_CHUNKS + 1) for k in range(PATCH_CHUNKS)]
+
+    def text(i: int) -> str:
+        return (LINE % i).decode().rstrip("\n")
+
+    def changed(i: int) -> str:
+        return f"{i:09d} changed by the patch"
+
+    out: dict[str, str] = {}
+    for direction, (old, new) in {"forward": (text, changed), "back": (changed, text)}.items():
+        codex = ["*** Begin Patch", "*** Update File: patched.txt"]
+        diff = ["--- a/patched.txt", "+++ b/patched.txt"]
+        for at in picks:
+            before = [text(i) for i in range(at - PATCH_CONTEXT, at)]
+            after = [text(i) for i in range(at + 1, at + 1 + PATCH_CONTEXT)]
+            body = [f" {x}" for x in before] + [f"-{old(at)}", f"+{new(at)}"]
+            body += [f" {x}" for x in after]
+            codex += ["@@", *body]
+            size = 2 * PATCH_CONTEXT + 1
+            start = at - PATCH_CONTEXT + 1
+            diff += [f"@@ -{start},{size} +{start},{size} @@", *body]
+        out[f"codex_{direction}"] = "\n".join([*codex, "*** End Patch"]) + "\n"
+        out[f"diff_{direction}"] = "\n".join(diff) + "\n"
+    return out
+
+
+def apply_patch_core(folder: Path, patch: str) -> float:
+    """One ApplyPatch through the tool's body in this (warm) process; returns its seconds."""
+    import asyncio
+
+    from toolbound.arguments import ApplyPatchArgs
+    from toolbound.context import ToolContext
+    from toolbound.limits import DEFAULT_LIMITS
+    from toolbound.paths import Roots
+    from toolbound.scratch import Scratch
+    from toolbound.tools.apply_patch import _apply
+
+    ctx = ToolContext(
+        limits=DEFAULT_LIMITS,
+        roots=Roots.create(folder, folder / ".scratch"),
+        scratch=Scratch(folder / ".data", "bench"),
+        tool_call_id="p",
+        emit=lambda _stream, _data: None,
+        abort=asyncio.Event(),
+    )
+    args = ApplyPatchArgs(patch=patch)
+    t0 = time.perf_counter()
+    result = _apply(args, ctx)
+    elapsed = time.perf_counter() - t0
+    assert len(result.files[0].hunks) == PATCH_CHUNKS, result
+    assert not any(h.already_applied for h in result.files[0].hunks), result
+    return elapsed
+
+
+def run_git_apply(folder: Path, diff: Path, *, sync: bool) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(["git", "apply", str(diff)], cwd=folder, check=True)
+    if sync:
+        subprocess.run(["sync", str(folder / "patched.txt")], check=True)
+    return time.perf_counter() - t0
+
+
+def bench_apply_patch(folder: Path, runs: int) -> dict[str, float]:
+    path = folder / "patched.txt"
+    generate(path, 1 * MB)
+    lines = path.read_bytes().count(b"\n")
+    texts = patch_texts(lines)
+    diffs = {}
+    for direction in ("forward", "back"):
+        diffs[direction] = folder / f"{direction}.diff"
+        diffs[direction].write_text(texts[f"diff_{direction}"])
+    original = path.read_bytes()
+    times: dict[str, list[float]] = {"apply_patch": [], "git": [], "git_sync": []}
+    for _ in range(runs):
+        # Each step turns the file the other way, so every step does the same work.
+        times["apply_patch"].append(apply_patch_core(folder, texts["codex_forward"]))
+        times["git"].append(run_git_apply(folder, diffs["back"], sync=False))
+        times["git_sync"].append(run_git_apply(folder, diffs["forward"], sync=True))
+        times["apply_patch"].append(apply_patch_core(folder, texts["codex_back"]))
+        times["git"].append(run_git_apply(folder, diffs["forward"], sync=False))
+        times["git_sync"].append(run_git_apply(folder, diffs["back"], sync=True))
+    assert path.read_bytes() == original
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
 def peak_rss(folder: Path, size: int) -> dict[str, int]:
     path = folder / "rss.txt"
     generate(path, size)
@@ -184,6 +284,15 @@ def main() -> None:
                 f"sed -i + sync {m['sed_sync'] * 1000:8.1f} ms -> ratio "
                 f"{m['edit'] / m['sed_sync']:.2f}x   (medians of {runs})"
             )
+        patch_dir = folder / "patch"
+        patch_dir.mkdir()
+        m = bench_apply_patch(patch_dir, args.runs * 3)
+        print(
+            f"   1 MB, {PATCH_CHUNKS} chunks: ApplyPatch {m['apply_patch'] * 1000:8.1f} ms | "
+            f"git apply {m['git'] * 1000:8.1f} ms -> ratio {m['apply_patch'] / m['git']:.2f}x "
+            f"(goal < {GOAL_RATIO}x) | git apply + sync {m['git_sync'] * 1000:8.1f} ms -> ratio "
+            f"{m['apply_patch'] / m['git_sync']:.2f}x   (medians of {2 * args.runs * 3})"
+        )
         rss = peak_rss(folder, big)
         print(
             f"peak RSS, one Edit of the {big // MB} MB file: {rss['after_kb'] / 1024:.0f} MB "

@@ -43,8 +43,18 @@ def test_limits_are_frozen_and_replace_validates() -> None:
 
 def test_descriptions_carry_the_numbers_and_scoping_parameters() -> None:
     defs = {d["name"]: d for d in builtin_tool_defs()}
-    assert list(defs) == ["Read", "Glob", "Grep", "Bash", "Edit", "Write", "JobOutput", "JobStop"]
-    read, glob, grep, bash, edit, write, job_output, job_stop = (
+    assert list(defs) == [
+        "Read",
+        "Glob",
+        "Grep",
+        "Bash",
+        "Edit",
+        "Write",
+        "JobOutput",
+        "JobStop",
+        "ApplyPatch",
+    ]
+    read, glob, grep, bash, edit, write, job_output, job_stop, apply_patch = (
         d["description"] for d in defs.values()
     )
     for phrase in ("`offset`", "`limit`", "1-2000", "48KB / 2000 lines", "2000 characters"):
@@ -86,6 +96,17 @@ def test_descriptions_carry_the_numbers_and_scoping_parameters() -> None:
         assert phrase in job_output
     for phrase in ("whole process tree", "SIGTERM, 2 s grace, SIGKILL", "TOOL_JOB_NOT_FOUND"):
         assert phrase in job_stop
+    for phrase in (
+        "*** Begin Patch",
+        "*** Move to: new/path",
+        "TOOL_FILE_CHANGED",
+        "TOOL_NO_MATCH",
+        "TOOL_AMBIGUOUS_MATCH",
+        "`exact`, `trailing-space`, `whitespace`",
+        "48KB / 2000 lines",
+        "workspace only",
+    ):
+        assert phrase in apply_patch
 
 
 def test_a_smaller_search_budget_bounds_the_edit_diff_in_the_description() -> None:
@@ -148,6 +169,7 @@ def test_the_three_formats_render_the_same_definitions() -> None:
         "Write": False,
         "JobOutput": True,
         "JobStop": False,
+        "ApplyPatch": False,
     }
 
 
@@ -162,7 +184,17 @@ def test_schemas_name_exactly_the_arguments_the_host_accepts() -> None:
 
 
 def test_the_registry_lists_each_tool_once_with_a_runner() -> None:
-    assert TOOL_NAMES == ("Read", "Glob", "Grep", "Bash", "Edit", "Write", "JobOutput", "JobStop")
+    assert TOOL_NAMES == (
+        "Read",
+        "Glob",
+        "Grep",
+        "Bash",
+        "Edit",
+        "Write",
+        "JobOutput",
+        "JobStop",
+        "ApplyPatch",
+    )
     assert [d.name for d in tool_defs()] == list(TOOL_NAMES)
     for spec in SPECS:
         assert callable(spec.runner())

@@ -14,7 +14,8 @@ accepts.
 Pieces:
     Args                                     the base of the argument models
     ReadArgs, GlobArgs, GrepArgs, BashArgs   the argument models of the tools that look
-    EditArgs, WriteArgs                      and of the two that change files
+    EditArgs, EditOne, WriteArgs             and of the tools that change files
+    ApplyPatchArgs
     JobOutputArgs, JobSince, JobStopArgs     and of the two that follow background jobs
     OUTPUT_MODES                             Grep's accepted spellings
     Limited                                  an argument whose default and range follow the limits
@@ -150,15 +151,56 @@ class JobStopArgs(Args):
     job_id: str = Field(alias="jobId", min_length=1, description="The job to stop.")
 
 
-class EditArgs(Args):
-    path: str = Field(min_length=1, description="Workspace file to change.")
-    # An empty oldString is refused by the edit core, with a message that says what to do.
+class EditOne(Args):
+    """One edit of a multi-edit Edit."""
+
     old_string: str = Field(
         alias="oldString", description="Exact text to replace, as Read showed it."
     )
     new_string: str = Field(alias="newString", description="The text to put in its place.")
     replace_all: bool = Field(
         default=False, alias="replaceAll", description="Replace every occurrence."
+    )
+
+
+class EditArgs(Args):
+    path: str = Field(min_length=1, description="Workspace file to change.")
+    # An empty oldString is refused by the edit core, with a message that says what to do.
+    old_string: str | None = Field(
+        default=None, alias="oldString", description="Exact text to replace, as Read showed it."
+    )
+    new_string: str | None = Field(
+        default=None, alias="newString", description="The text to put in its place."
+    )
+    replace_all: bool = Field(
+        default=False, alias="replaceAll", description="Replace every occurrence."
+    )
+    edits: list[EditOne] | None = Field(
+        default=None,
+        min_length=1,
+        description="Several edits instead of oldString/newString: applied in order, each "
+        "to the text the earlier ones left, all or none.",
+    )
+
+    def problem(self) -> str | None:
+        single = self.old_string is not None or self.new_string is not None
+        if self.edits is not None:
+            if single or self.replace_all:
+                return (
+                    "give either 'edits' or 'oldString'/'newString'/'replaceAll', not both "
+                    "(each edit has its own)"
+                )
+            return None
+        if self.old_string is None or self.new_string is None:
+            missing = "oldString" if self.old_string is None else "newString"
+            return f"'{missing}' is required (or 'edits', a list of {{oldString, newString}})"
+        return None
+
+
+class ApplyPatchArgs(Args):
+    patch: str = Field(
+        min_length=1,
+        description="The patch, from '*** Begin Patch' to '*** End Patch' (Codex apply_patch).",
     )
 
 

@@ -31,6 +31,9 @@ The shapes:
 - Edit and Write: one summary line (``Edited src/a.py: 1 replacement.``,
   ``Created src/a.py (123 bytes).`` or ``Wrote …``), then the unified diff
   as it is, then the notice in brackets.
+- ApplyPatch: one line per file (``Updated src/a.py: exact at line 12,
+  whitespace at line 40.``, ``Added …``, ``Deleted …``, ``Moved a to b…``),
+  then the diff, then the notice.
 
 Pieces:
     Profile      the result profiles a text is rendered for; profile_named checks a name
@@ -96,6 +99,9 @@ def _render(tool: str, result: dict[str, Any]) -> str:
         return _bash(result)
     if tool in ("Edit", "Write"):
         return _joined(_change_summary(tool, result), result["diff"], _bracketed(notice))
+    if tool == "ApplyPatch":
+        summary = "\n".join(_patch_summary(entry) for entry in result["files"])
+        return _joined(summary, result["diff"], _bracketed(notice))
     return json.dumps(result, ensure_ascii=False)
 
 
@@ -170,6 +176,24 @@ def _change_summary(tool: str, result: dict[str, Any]) -> str:
     verb = "Created" if result["created"] else "Wrote"
     n = result["bytes"]
     return f"{verb} {path} ({n} byte{'' if n == 1 else 's'})."
+
+
+_PATCH_VERBS = {"add": "Added", "update": "Updated", "delete": "Deleted", "move": "Moved"}
+
+
+def _patch_summary(entry: dict[str, Any]) -> str:
+    """One line per file: ``Updated src/a.py: exact at line 12, whitespace at line 40.``"""
+    path = entry["path"]
+    where = f"{entry['from']} to {path}" if "from" in entry else path
+    unchanged = entry.get("alreadyApplied", False)
+    hunks = ", ".join(
+        f"{h['matched']} at line {h['line']}"
+        + (" (already applied)" if h.get("alreadyApplied") and not unchanged else "")
+        for h in entry["hunks"]
+    )
+    if unchanged:
+        return f"{where}: already applied, unchanged" + (f" ({hunks})." if hunks else ".")
+    return f"{_PATCH_VERBS[entry['action']]} {where}" + (f": {hunks}." if hunks else ".")
 
 
 # --- background jobs ---------------------------------------------------------

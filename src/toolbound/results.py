@@ -11,6 +11,7 @@ Pieces:
     GrepContentResult, GrepFilesResult, GrepCountResult   the three Grep variants
     BashResult                  Bash result, with StreamCounts/StreamPair/SpillPaths
     EditResult, WriteResult     Edit and Write results (CONTRACT section 10)
+    ApplyPatchResult            with PatchFile and PatchHunk (CONTRACT section 15)
     ErrorResult                 {"error": {"code", "message"}}
     is_error                    whether the protocols report a result as an error
     ChunkEvent, ResultEvent     streamed events (a result event carries the model text)
@@ -184,6 +185,30 @@ class WriteResult(WireModel):
     path: str
     bytes: int
     created: bool
+    diff: str
+    truncated: bool
+    notice: str | None = _optional()
+
+
+class PatchHunk(WireModel):
+    matched: Literal["exact", "trailing-space", "whitespace"]
+    line: int
+    # True when the chunk's new lines were there already (left as they were).
+    already_applied: bool | None = _optional()
+
+
+class PatchFile(WireModel):
+    path: str
+    action: Literal["add", "update", "delete", "move"]
+    hunks: list[PatchHunk]
+    # A move's old path (``path`` is the new one).
+    moved_from: str | None = _optional(alias="from")
+    # True when the file already was as the patch makes it (nothing written).
+    already_applied: bool | None = _optional()
+
+
+class ApplyPatchResult(WireModel):
+    files: list[PatchFile]
     diff: str
     truncated: bool
     notice: str | None = _optional()

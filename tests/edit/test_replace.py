@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolbound.edit.replace import EditPlan, plan_edit
+from toolbound.edit.replace import EditPlan, EditsApplied, EditSpec, apply_edits, plan_edit
 from toolbound.results import ErrorCode, ToolError
 
 
@@ -108,3 +108,47 @@ def test_an_empty_or_unchanged_old_string_is_an_invalid_argument(old: str, new: 
     with pytest.raises(ToolError) as caught:
         plan_edit(b"same\n", old, new, replace_all=False, shown="f.py")
     assert caught.value.code == ErrorCode.INVALID_ARGUMENT
+
+
+# -- several edits in one call -----------------------------------------------------------
+
+
+def test_several_edits_apply_in_order_each_to_the_text_the_earlier_ones_left() -> None:
+    buf = b"a = 1\nb = 2\n"
+    applied = apply_edits(
+        buf,
+        [EditSpec("a = 1", "a = 10"), EditSpec("a = 10\nb", "a = 10\nc"), EditSpec("2", "3")],
+        shown="f.py",
+    )
+    assert applied == EditsApplied(b"a = 10\nc = 3\n", 3)
+
+
+def test_replace_all_inside_several_edits_counts_every_replacement() -> None:
+    applied = apply_edits(
+        b"x x x\ny\n", [EditSpec("x", "z", replace_all=True), EditSpec("y", "w")], shown="f.py"
+    )
+    assert applied == EditsApplied(b"z z z\nw\n", 4)
+
+
+def test_a_failing_edit_is_named_by_its_index_and_refuses_them_all() -> None:
+    with pytest.raises(ToolError) as caught:
+        apply_edits(b"a\nb\n", [EditSpec("a", "A"), EditSpec("c", "C")], shown="f.py")
+    assert caught.value.code == ErrorCode.NO_MATCH
+    assert caught.value.message == (
+        "Edit 2 of 2 (edits[1]) failed (in the text edits[0..0] left): oldString was not "
+        "found in f.py. Read the file again and copy the text exactly, including indentation "
+        "and line endings (Read's content is the file's own text). No edit was made."
+    )
+
+
+def test_the_first_edit_failing_names_index_0_and_an_ambiguous_one_keeps_its_code() -> None:
+    with pytest.raises(ToolError) as caught:
+        apply_edits(b"a\na\n", [EditSpec("a", "b")], shown="f.py")
+    assert caught.value.code == ErrorCode.AMBIGUOUS_MATCH
+    assert caught.value.message.startswith("Edit 1 of 1 (edits[0]) failed: oldString occurs 2")
+
+
+def test_several_edits_keep_crlf_and_a_bom() -> None:
+    buf = b"\xef\xbb\xbfa\r\nb\r\n"
+    applied = apply_edits(buf, [EditSpec("a\nb", "A\nB"), EditSpec("B", "B\nC")], shown="f")
+    assert applied.text == b"\xef\xbb\xbfA\r\nB\r\nC\r\n"

@@ -89,6 +89,7 @@ def assert_report(report: dict[str, Any], rel: str) -> None:
         "Write",
         "JobOutput",
         "JobStop",
+        "ApplyPatch",
     ]
     calls = report["calls"]
     successes = {name: calls[name]["success"] for name in calls}
@@ -107,7 +108,16 @@ def assert_report(report: dict[str, Any], rel: str) -> None:
         "Edit": (True, "TOOL_NO_MATCH"),
         "Write": (True, "TOOL_PATH_NOT_ALLOWED"),
         "JobOutput": (True, "TOOL_JOB_NOT_FOUND"),
+        "ApplyPatch": (True, "TOOL_INVALID_ARGUMENT"),
     }
+    assert successes["ApplyPatch"]["structuredContent"]["files"] == [
+        {
+            "path": f"{rel}/c.txt",
+            "action": "move",
+            "from": f"{rel}/new/b.txt",
+            "hunks": [{"matched": "exact", "line": 1}],
+        }
+    ]
     assert successes["JobOutput"]["structuredContent"] == {"jobs": []}
     job = report["job"]
     for step in ("started", "output", "stopped", "missing"):

@@ -197,6 +197,64 @@ async def test_arguments_have_strict_types(host: ToolHost, ws: Path) -> None:
     assert code(await call(host, "Edit", path="a.py", oldString="x")) == "TOOL_INVALID_ARGUMENT"
 
 
+# -- several edits in one call ---------------------------------------------------------------
+
+
+async def test_several_edits_apply_in_order_in_one_atomic_change(host: ToolHost, ws: Path) -> None:
+    (ws / "a.py").write_text("import os\nx = 1\nprint(x)\n")
+    await read(host, "a.py")
+    edits = [
+        {"oldString": "x = 1", "newString": "x = 2"},
+        {"oldString": "print(x)", "newString": "print(x, y)"},
+        {"oldString": "x", "newString": "v", "replaceAll": True},
+    ]
+    result = await call(host, "Edit", path="a.py", edits=edits)
+    assert result == {
+        "path": "a.py",
+        "replacements": 4,
+        "created": False,
+        "diff": "--- a/a.py\n+++ b/a.py\n@@ -1,3 +1,3 @@\n import os\n-x = 1\n-print(x)\n"
+        "+v = 2\n+print(v, y)\n",
+        "truncated": False,
+    }
+    assert (ws / "a.py").read_text() == "import os\nv = 2\nprint(v, y)\n"
+    # The session wrote the whole file: a further Edit needs no Read.
+    again = await call(host, "Edit", path="a.py", edits=[{"oldString": "y", "newString": "w"}])
+    assert again["replacements"] == 1
+
+
+async def test_a_failing_edit_among_several_changes_nothing(host: ToolHost, ws: Path) -> None:
+    (ws / "a.py").write_text("a = 1\nb = 2\n")
+    await read(host, "a.py")
+    edits = [{"oldString": "a = 1", "newString": "a = 3"}, {"oldString": "c", "newString": "d"}]
+    result = await call(host, "Edit", path="a.py", edits=edits)
+    assert code(result) == "TOOL_NO_MATCH"
+    assert result["error"]["message"].startswith("Edit 2 of 2 (edits[1]) failed")
+    assert (ws / "a.py").read_text() == "a = 1\nb = 2\n"
+
+
+async def test_edits_and_the_single_form_do_not_mix(host: ToolHost, ws: Path) -> None:
+    (ws / "a.py").write_text("x\n")
+    await read(host, "a.py")
+    one = [{"oldString": "x", "newString": "y"}]
+    both = await call(host, "Edit", path="a.py", oldString="x", newString="y", edits=one)
+    assert code(both) == "TOOL_INVALID_ARGUMENT"
+    assert (
+        "give either 'edits' or 'oldString'/'newString'/'replaceAll', not both"
+        in (both["error"]["message"])
+    )
+    assert code(await call(host, "Edit", path="a.py", edits=[])) == "TOOL_INVALID_ARGUMENT"
+    wrong = await call(host, "Edit", path="a.py", edits=[{"oldString": "x"}])
+    assert code(wrong) == "TOOL_INVALID_ARGUMENT"
+    assert "'edits.0.newString' is required" in wrong["error"]["message"]
+    neither = await call(host, "Edit", path="a.py")
+    assert "'oldString' is required (or 'edits'" in neither["error"]["message"]
+    assert (ws / "a.py").read_text() == "x\n"
+    single = await call(host, "Edit", path="a.py", edits=one)
+    assert single["replacements"] == 1
+    assert single["diff"] == "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x\n+y\n"
+
+
 # -- where it may write ----------------------------------------------------------------------
 
 

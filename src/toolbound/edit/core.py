@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +37,7 @@ from toolbound.bounds.binary import sniff_binary
 from toolbound.edit.atomic import atomic_write, make_parents, write_all
 from toolbound.edit.diff import Hunk, edit_hunks, render_diff, write_hunks
 from toolbound.edit.record import Hasher, ReadRecord, content_digest
-from toolbound.edit.replace import encode_text, plan_edit
+from toolbound.edit.replace import EditSpec, apply_edits, encode_text, plan_edit
 from toolbound.edit.text import BOM, has_bare_lf, line_endings, to_crlf
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.paths import OsErrorKind, Resolved, os_error
@@ -219,14 +219,19 @@ def _result(
 def edit_file(
     target: Resolved,
     *,
-    old_string: str,
-    new_string: str,
+    old_string: str = "",
+    new_string: str = "",
     replace_all: bool = False,
+    edits: Sequence[EditSpec] | None = None,
     record: ReadRecord,
     call_id: str,
     limits: Limits = DEFAULT_LIMITS,
 ) -> ChangeResult:
-    """Edit (CONTRACT section 10) of a resolved workspace file; raises ToolError or ToolError."""
+    """Edit (CONTRACT sections 10, 15) of a resolved workspace file; raises ToolError.
+
+    One replacement (``old_string``, ``new_string``, ``replace_all``), or
+    several ``edits`` applied in order, all or none.
+    """
     try:
         opened = _open_existing(target, "Edit")
         if opened is None:
@@ -237,6 +242,8 @@ def edit_file(
             )
         st = opened[1]
         data = _read_checked(opened, target, record, "Edit", limits)
+        if edits is not None:
+            return _edit_several(target, st, data, edits, record, call_id, limits)
         plan = plan_edit(data, old_string, new_string, replace_all=replace_all, shown=target.shown)
         hasher = Hasher()
 
@@ -261,6 +268,34 @@ def edit_file(
         created=False,
         limits=limits,
         replacements=plan.replacements,
+    )
+
+
+def _edit_several(
+    target: Resolved,
+    st: os.stat_result,
+    data: bytes,
+    edits: Sequence[EditSpec],
+    record: ReadRecord,
+    call_id: str,
+    limits: Limits,
+) -> ChangeResult:
+    """The multi-edit form: the new content whole, then written as a Write writes it."""
+    applied = apply_edits(data, edits, shown=target.shown)
+    new = applied.text
+    atomic_write(
+        target.real,
+        lambda out: write_all(out, new),
+        like=st,
+        before_rename=_unchanged_since(target, st, "Edit"),
+    )
+    record.wrote(target.real, call_id=call_id, by="Edit", size=len(new), digest=content_digest(new))
+    return _result(
+        write_hunks(data, new),
+        target,
+        created=False,
+        limits=limits,
+        replacements=applied.replacements,
     )
 
 

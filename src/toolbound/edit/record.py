@@ -68,7 +68,7 @@ HASH_BLOCK_BYTES = 4 * 1024 * 1024
 MAX_WINDOWS_PER_FILE = 64
 
 Buffer = bytes | bytearray | memoryview | mmap.mmap
-SeenBy = Literal["Read", "Edit", "Write"]
+SeenBy = Literal["Read", "Edit", "Write", "ApplyPatch"]
 
 
 class Hasher:

@@ -20,16 +20,21 @@ The rules:
 - A UTF-8 BOM is kept: when ``oldString`` starts with it and ``newString``
   does not, the BOM stays in front.
 
+Several edits in one call (``apply_edits``) apply in order, each to the text
+the earlier ones left, by the same rules; the first that fails refuses them
+all, naming its index.
+
 Pieces:
     EditPlan   the spans to replace and the bytes that replace them
     plan_edit  the file's bytes + the Edit arguments -> EditPlan, or the error
+    EditSpec, EditsApplied, apply_edits   several edits in order -> the new bytes
     encode_text  a text argument as UTF-8
     line_numbers  1-based line numbers of positions
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from toolbound.edit.text import (
@@ -169,6 +174,46 @@ def plan_edit(
     if old.startswith(BOM) and not new.startswith(BOM):
         new = BOM + new
     return EditPlan(tuple(starts), old, new, translated)
+
+
+@dataclass(frozen=True, slots=True)
+class EditSpec:
+    """One edit of a multi-edit Edit: ``oldString``, ``newString``, ``replaceAll``."""
+
+    old_string: str
+    new_string: str
+    replace_all: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class EditsApplied:
+    text: bytes
+    replacements: int
+
+
+def apply_edits(buf: Text, edits: Sequence[EditSpec], *, shown: str) -> EditsApplied:
+    """The file's new bytes after ``edits`` in order, each on the text the earlier ones left.
+
+    The first edit that fails raises its error, prefixed with which edit it
+    was (``edits[i]``); nothing is applied then (the caller writes nothing).
+    """
+    text: Text = buf
+    replacements = 0
+    for index, spec in enumerate(edits):
+        try:
+            plan = plan_edit(
+                text, spec.old_string, spec.new_string, replace_all=spec.replace_all, shown=shown
+            )
+        except ToolError as err:
+            after = f" (in the text edits[0..{index - 1}] left)" if index else ""
+            raise ToolError(
+                err.code,
+                f"Edit {index + 1} of {len(edits)} (edits[{index}]) failed{after}: "
+                f"{err.message} No edit was made.",
+            ) from None
+        text = b"".join(plan.pieces(text))
+        replacements += plan.replacements
+    return EditsApplied(bytes(text), replacements)
 
 
 def _no_match_message(buf: Text, old: bytes, shown: str, endings: _Endings) -> str:

@@ -31,6 +31,7 @@ from types import MappingProxyType
 from typing import Any, Protocol, cast
 
 from toolbound.arguments import (
+    ApplyPatchArgs,
     Args,
     BashArgs,
     EditArgs,
@@ -48,6 +49,7 @@ from toolbound.jobs.models import JobListResult, JobOutputResult, JobStartResult
 from toolbound.limits import Limits, format_size
 from toolbound.model_text import Profile
 from toolbound.results import (
+    ApplyPatchResult,
     BashResult,
     EditResult,
     ErrorCode,
@@ -282,6 +284,9 @@ def _describe_edit(limits: Limits) -> str:
         "`replaceAll` is true (default false): no occurrence is TOOL_NO_MATCH, more than "
         "one is TOOL_AMBIGUOUS_MATCH naming the count and the first line numbers (add "
         "surrounding lines to `oldString` to make it unique). `newString` replaces it. "
+        "Several changes to one file: `edits`, a list of {oldString, newString, replaceAll?} "
+        "instead of the three, applied in order (each to the text the earlier ones left), "
+        "all or none; a failing edit is named by its index. "
         + _describe_change_result(limits, "`replacements`")
     )
 
@@ -291,6 +296,29 @@ def _describe_write(limits: Limits) -> str:
         f"Create a file, or overwrite one with the whole `content`, {_CHANGE_RULES}; missing "
         "parent folders are created. Prefer Edit to change part of an existing file. "
         + _describe_change_result(limits, "`bytes` written")
+    )
+
+
+def _describe_apply_patch(limits: Limits) -> str:
+    return (
+        f"Apply a patch in Codex CLI's apply_patch format to files {_CHANGE_RULES}: "
+        "`*** Begin Patch`, then per file `*** Add File: path` (its lines, each prefixed "
+        "with +), `*** Delete File: path`, or `*** Update File: path` (optionally `*** Move "
+        "to: new/path`) and its chunks: `@@` (optionally naming the class or function line "
+        "the chunk is in; several `@@` lines narrow it), then ` ` context, `-` removed and "
+        "`+` added lines, `*** End of File` when the chunk ends the file; then `*** End "
+        "Patch`. Every file changes or none, atomically, keeping each file's mode, line "
+        "endings and BOM. No Read is needed first, but a file changed since this session "
+        "last read or wrote it is TOOL_FILE_CHANGED, and replacing an existing file whole "
+        "(Add File, Move to onto it) needs a Read first, as Write (TOOL_NOT_READ). Each "
+        "chunk matches exactly, else ignoring trailing whitespace, else ignoring leading and "
+        "trailing whitespace: the result names how (`exact`, `trailing-space`, "
+        "`whitespace`) and the line. A chunk found nowhere is TOOL_NO_MATCH showing the "
+        "nearest lines with their numbers; one matching several places without an `@@` line "
+        "is TOOL_AMBIGUOUS_MATCH (add an `@@` line or more context); a chunk already applied "
+        "is reported (`alreadyApplied`), not refused. Returns `files` ({path, action: add | "
+        "update | delete | move, hunks: [{matched, line}]}) and one unified `diff` within "
+        f"{_search_budget(limits)} (`truncated` when cut)."
     )
 
 
@@ -375,6 +403,14 @@ SPECS: tuple[ToolSpec, ...] = (
         results=(JobOutputResult,),
         module="toolbound.tools.job_stop",
         describe=_describe_job_stop,
+        read_only=False,
+    ),
+    ToolSpec(
+        name="ApplyPatch",
+        args=ApplyPatchArgs,
+        results=(ApplyPatchResult,),
+        module="toolbound.tools.apply_patch",
+        describe=_describe_apply_patch,
         read_only=False,
     ),
 )

@@ -79,6 +79,15 @@ const CALLS = {
   ],
   Write: [{ path: `${rel}/new/b.txt`, content: "b\n" }, { path: "../b.txt", content: "b\n" }],
   JobOutput: [{}, { jobId: "job_nope" }],
+  // A move, so the client validates the result's "from" against the output schema.
+  ApplyPatch: [
+    {
+      patch:
+        `*** Begin Patch\n*** Update File: ${rel}/new/b.txt\n*** Move to: ${rel}/c.txt\n` +
+        "@@\n-b\n+c\n*** End Patch",
+    },
+    { patch: "not a patch" },
+  ],
 };
 
 async function main() {

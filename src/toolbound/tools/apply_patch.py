@@ -1,0 +1,435 @@
+"""ApplyPatch: a patch in Codex CLI's apply_patch grammar, to workspace files, all or none.
+
+CONTRACT section 15. The stages:
+
+1. Parse the patch (``toolbound.edit.patch``): a patch that does not parse,
+   or holds no file operation, is ``TOOL_INVALID_ARGUMENT`` naming its line.
+2. Plan every operation in order on the files as they are, in memory: each
+   path kept inside the workspace (``resolve_target``, the symlink rules of
+   Edit and Write), each file read once, its chunks applied
+   (``apply_chunks``). Later operations on the same file see what earlier ones
+   left. No Read is needed (the chunks' lines are the proof), but a file this
+   session has seen must hold what it saw (``TOOL_FILE_CHANGED``), and an
+   existing file replaced whole (Add File over it, or Move to onto it) must
+   have been seen, as with Write (``TOOL_NOT_READ``). Any refusal here leaves
+   every file as it was.
+3. Commit (``_commit``, the only function that writes): every new content is
+   written to a temporary file beside its target and flushed; then every file
+   is checked to be as it was read (else ``TOOL_FILE_CHANGED`` and the
+   temporaries go); then the temporaries are renamed over their targets and
+   deleted files removed. A failure before the renames changes nothing.
+4. Record what was written (a later Edit needs no Read), forget what was
+   deleted, and build the result: each file's action and how its chunks
+   matched, and one unified diff within the search budget.
+
+Pieces:
+    run  the tool: ApplyPatchArgs -> ApplyPatchResult (or a ToolError)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import stat
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, Literal
+
+from toolbound.arguments import ApplyPatchArgs
+from toolbound.bounds.binary import sniff_binary
+from toolbound.context import ToolContext
+from toolbound.edit.atomic import make_parents, sweep_temp_files, temp_name, write_all
+from toolbound.edit.core import _open_existing, _unchanged_since, _write_error
+from toolbound.edit.diff import Hunk, render_diff, write_hunks
+from toolbound.edit.patch import AddFile, DeleteFile, UpdateFile, apply_chunks, parse_patch
+from toolbound.edit.record import content_digest
+from toolbound.edit.target import resolve_target
+from toolbound.limits import Budget
+from toolbound.paths import Resolved
+from toolbound.results import (
+    ApplyPatchResult,
+    ErrorCode,
+    PatchFile,
+    PatchHunk,
+    ToolError,
+)
+
+TOOL: Final = "ApplyPatch"
+Action = Literal["add", "update", "delete", "move"]
+
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_NEW_FILE_MODE = 0o666
+
+
+@dataclass(slots=True)
+class _File:
+    """One file as the patch leaves it so far: ``old`` on disk, ``new`` after (None: absent)."""
+
+    target: Resolved
+    st: os.stat_result | None
+    old: bytes | None
+    new: bytes | None
+
+    @property
+    def changed(self) -> bool:
+        return self.new != self.old
+
+
+@dataclass(frozen=True, slots=True)
+class _Shown:
+    """One file's part of the diff."""
+
+    old_label: str
+    new_label: str
+    hunks: tuple[Hunk, ...]
+    shown: str
+
+
+@dataclass(slots=True)
+class _Plan:
+    """The patch applied in memory: the files it touches and what the result says of each."""
+
+    ctx: ToolContext
+    files: dict[Path, _File] = field(default_factory=dict)
+    entries: list[PatchFile] = field(default_factory=list)
+    diffs: list[_Shown] = field(default_factory=list)
+
+    def file(self, target: Resolved) -> _File:
+        """The file's state, read from disk the first time (and checked against the record)."""
+        known = self.files.get(target.real)
+        if known is not None:
+            return known
+        data: bytes | None = None
+        st: os.stat_result | None = None
+        try:
+            opened = _open_existing(target, TOOL)
+            if opened is not None:
+                fd, st = opened
+                try:
+                    data = _read_all(fd, st.st_size)
+                finally:
+                    os.close(fd)
+        except OSError as err:
+            raise _write_error(err, target) from None
+        if data is not None and self.ctx.record.seen(target.real):
+            self.ctx.record.check(target.real, data, size=len(data), shown=target.shown, tool=TOOL)
+        state = _File(target, st, data, data)
+        self.files[target.real] = state
+        return state
+
+    def replace_whole(self, state: _File, content: bytes) -> None:
+        """An existing file replaced whole must have been seen, as Write requires."""
+        if state.old is not None and state.new != content and state.new == state.old:
+            record = self.ctx.record
+            record.check(
+                state.target.real,
+                state.old,
+                size=len(state.old),
+                shown=state.target.shown,
+                tool=TOOL,
+            )
+        state.new = content
+
+    def add(self, op: AddFile) -> None:
+        target = resolve_target(self.ctx.roots, op.path, tool=TOOL)
+        state = self.file(target)
+        content = _encode(op.content)
+        already = state.new == content
+        before = state.new or b""
+        self.replace_whole(state, content)
+        self.entries.append(
+            PatchFile(
+                path=target.shown, action="add", hunks=[], already_applied=True if already else None
+            )
+        )
+        label = f"a/{target.shown}" if state.old is not None else "/dev/null"
+        self.diffs.append(
+            _Shown(label, f"b/{target.shown}", tuple(write_hunks(before, content)), target.shown)
+        )
+
+    def unlinkable(self, path: str, target: Resolved, line: int) -> None:
+        """Refuse removing a file named through a symlink: the link's target would go."""
+        expanded = os.path.expanduser(path) if path.startswith("~") else path
+        named = os.path.join(self.ctx.roots.workspace, expanded)
+        if os.path.islink(named):
+            raise ToolError(
+                ErrorCode.NOT_REGULAR_FILE,
+                f"{path} (patch line {line}) is a symlink (to {target.shown}); ApplyPatch "
+                "deletes and moves files, not links. Nothing was changed; name the file "
+                "itself, or remove the link with Bash.",
+            )
+
+    def delete(self, op: DeleteFile) -> None:
+        target = resolve_target(self.ctx.roots, op.path, tool=TOOL)
+        self.unlinkable(op.path, target, op.line)
+        state = self.file(target)
+        if state.new is None:
+            raise ToolError(
+                ErrorCode.NOT_FOUND,
+                f"{target.shown} does not exist, so '*** Delete File: {op.path}' (patch line "
+                f"{op.line}) cannot delete it. Nothing was changed; check the path with Glob.",
+            )
+        before = state.new
+        state.new = None
+        self.entries.append(PatchFile(path=target.shown, action="delete", hunks=[]))
+        self.diffs.append(
+            _Shown(f"a/{target.shown}", "/dev/null", tuple(write_hunks(before, b"")), target.shown)
+        )
+
+    def update(self, op: UpdateFile) -> None:
+        target = resolve_target(self.ctx.roots, op.path, tool=TOOL)
+        state = self.file(target)
+        if state.new is None:
+            raise ToolError(
+                ErrorCode.NOT_FOUND,
+                f"{target.shown} does not exist, so '*** Update File: {op.path}' (patch line "
+                f"{op.line}) cannot change it. Nothing was changed; create a file with "
+                "'*** Add File:', or check the path with Glob.",
+            )
+        _refuse_binary(target, state.new, self.ctx)
+        patched = apply_chunks(state.new, op.chunks, shown=target.shown)
+        hunks = [
+            PatchHunk(
+                matched=h.matched,
+                line=h.line,
+                already_applied=True if h.already_applied else None,
+            )
+            for h in patched.hunks
+        ]
+        already = True if op.chunks and patched.already_applied else None
+        if op.move_to is None:
+            state.new = patched.text
+            self.entries.append(
+                PatchFile(path=target.shown, action="update", hunks=hunks, already_applied=already)
+            )
+            self.diffs.append(
+                _Shown(f"a/{target.shown}", f"b/{target.shown}", patched.diff, target.shown)
+            )
+            return
+        dest = resolve_target(self.ctx.roots, op.move_to, tool=TOOL)
+        if dest.real != target.real:
+            self.unlinkable(op.path, target, op.line)
+        if dest.real == target.real:
+            state.new = patched.text
+        else:
+            moved = self.file(dest)
+            self.replace_whole(moved, patched.text)
+            state.new = None
+        self.entries.append(
+            PatchFile(path=dest.shown, action="move", hunks=hunks, moved_from=target.shown)
+        )
+        self.diffs.append(_Shown(f"a/{target.shown}", f"b/{dest.shown}", patched.diff, dest.shown))
+
+
+def _encode(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ToolError(
+            ErrorCode.INVALID_ARGUMENT,
+            f"The patch is not valid Unicode text (a lone surrogate at character {err.start}).",
+        ) from None
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    """The open file's bytes (a read may return less than asked: read on to the end)."""
+    parts = [os.pread(fd, size, 0)]
+    at = len(parts[0])
+    while chunk := os.pread(fd, max(size - at, 1 << 16), at):
+        parts.append(chunk)
+        at += len(chunk)
+    return b"".join(parts)
+
+
+def _refuse_binary(target: Resolved, data: bytes, ctx: ToolContext) -> None:
+    limits = ctx.limits
+    verdict = sniff_binary(target.real.name, data[: limits.binary_sniff_bytes], limits=limits)
+    if verdict is not None:
+        raise ToolError(
+            ErrorCode.BINARY_CONTENT,
+            f"{target.shown} is binary (likely {verdict.likely_type}), not text; ApplyPatch "
+            "changes text files only. Nothing was changed.",
+        )
+
+
+def _stage(real: Path, data: bytes, like: os.stat_result | None) -> Path:
+    """``data`` in a flushed temporary file beside ``real``, with its mode; the file's path."""
+    folder = real.parent
+    sweep_temp_files(folder, real.name)
+    tmp = folder / temp_name(real.name)
+    fd = os.open(tmp, _TEMP_FLAGS, 0o600 if like is not None else _NEW_FILE_MODE)
+    try:
+        write_all(fd, data)
+        if like is not None:
+            if (like.st_uid, like.st_gid) != (os.getuid(), os.getgid()):
+                with contextlib.suppress(PermissionError):
+                    os.fchown(fd, like.st_uid, like.st_gid)
+            os.fchmod(fd, stat.S_IMODE(like.st_mode))
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    os.close(fd)
+    return tmp
+
+
+def _fsync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """``folder`` and its parents that do not exist yet, outermost first."""
+    missing: list[Path] = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing[::-1]
+
+
+def _commit(files: Sequence[_File]) -> None:
+    """Write the planned files: stage all, check none changed meanwhile, rename all, delete.
+
+    The one place ApplyPatch writes. Until the first rename nothing is
+    changed: any failure removes the temporaries and the folders made for them.
+    """
+    staged: list[tuple[_File, Path]] = []
+    made: list[Path] = []
+    renamed = False
+    try:
+        for state in files:
+            if state.new is None:
+                continue
+            if state.st is None:
+                missing = _missing_folders(state.target.real.parent)
+                make_parents(state.target.real.parent)
+                made += missing
+            staged.append((state, _stage(state.target.real, state.new, state.st)))
+        for state in files:
+            _unchanged_since(state.target, state.st, TOOL)()
+        folders: set[Path] = set()
+        renamed = True
+        while staged:
+            state, tmp = staged[0]
+            os.replace(tmp, state.target.real)
+            staged.pop(0)
+            folders.add(state.target.real.parent)
+        for state in files:
+            if state.new is None and state.old is not None:
+                os.unlink(state.target.real)
+                folders.add(state.target.real.parent)
+        for folder in folders:
+            _fsync_folder(folder)
+    finally:
+        for _, tmp in staged:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        if not renamed:
+            for folder in reversed(made):
+                with contextlib.suppress(OSError):
+                    os.rmdir(folder)
+
+
+def _bounded(
+    parts: Iterable[_Shown], budget: Budget, max_line_chars: int
+) -> tuple[str, bool, str | None]:
+    """The files' diffs joined, whole lines within ``budget``; whether cut, and the notice."""
+    lines: list[str] = []
+    clipped = False
+    for part in parts:
+        rendered = render_diff(
+            part.hunks,
+            old_label=part.old_label,
+            new_label=part.new_label,
+            budget=budget,
+            max_line_chars=max_line_chars,
+            shown=part.shown,
+        )
+        clipped = clipped or rendered.truncated
+        lines += rendered.text.splitlines()
+    kept: list[str] = []
+    size = 0
+    for line in lines:
+        size += len(line.encode("utf-8")) + 1
+        if len(kept) >= budget.max_lines or size > budget.max_bytes:
+            break
+        kept.append(line)
+    text = "".join(f"{line}\n" for line in kept)
+    if len(kept) < len(lines):
+        return (
+            text,
+            True,
+            f"The diff was cut after {len(kept)} of {len(lines)} lines (limit {budget.label}); "
+            "the patch itself was applied in full. Read the files to see the rest.",
+        )
+    if clipped:
+        return text, True, f"Diff lines longer than {max_line_chars} characters are shown clipped."
+    return text, False, None
+
+
+def _already_notice(entries: Sequence[PatchFile]) -> str | None:
+    hunks = [h for e in entries for h in e.hunks]
+    done = sum(1 for h in hunks if h.already_applied)
+    if entries and all(e.already_applied for e in entries):
+        return (
+            "The patch was already applied: every file already is as it makes it; nothing "
+            "was written."
+        )
+    if done:
+        return (
+            f"{done} chunk{'s were' if done != 1 else ' was'} already applied (the new lines "
+            "were in the file) and left as they are."
+        )
+    return None
+
+
+def _apply(args: ApplyPatchArgs, ctx: ToolContext) -> ApplyPatchResult:
+    operations = parse_patch(args.patch)
+    if not operations:
+        raise ToolError(
+            ErrorCode.INVALID_ARGUMENT,
+            "The patch has no file operation; nothing was changed. Give at least one "
+            "'*** Add File:', '*** Delete File:' or '*** Update File:' section between "
+            "'*** Begin Patch' and '*** End Patch'.",
+        )
+    plan = _Plan(ctx)
+    for op in operations:
+        if isinstance(op, AddFile):
+            plan.add(op)
+        elif isinstance(op, DeleteFile):
+            plan.delete(op)
+        else:
+            plan.update(op)
+    changed = [state for state in plan.files.values() if state.changed]
+    try:
+        _commit(changed)
+    except OSError as err:
+        raise _write_error(err, changed[0].target) from None
+    for state in changed:
+        if state.new is None:
+            ctx.record.forget(state.target.real)
+        else:
+            ctx.record.wrote(
+                state.target.real,
+                call_id=ctx.tool_call_id,
+                by=TOOL,
+                size=len(state.new),
+                digest=content_digest(state.new),
+            )
+    diff, truncated, notice = _bounded(plan.diffs, ctx.limits.search, ctx.limits.max_line_chars)
+    notices = [n for n in (_already_notice(plan.entries), notice) if n]
+    return ApplyPatchResult(
+        files=plan.entries, diff=diff, truncated=truncated, notice=" ".join(notices) or None
+    )
+
+
+async def run(args: ApplyPatchArgs, ctx: ToolContext) -> ApplyPatchResult:
+    """Apply ``patch`` to the workspace: every file or none."""
+    return await asyncio.to_thread(_apply, args, ctx)
