@@ -35,7 +35,7 @@ from typing import Any
 from toolbound.context import ToolContext
 from toolbound.edit import ReadRecord
 from toolbound.exec.abort import Abort
-from toolbound.exec.sandbox import SandboxPolicy
+from toolbound.exec.sandbox import SandboxPolicy, store_socket_dirs
 from toolbound.exec.shield import wait_stopped
 from toolbound.gauge import ContextGauge
 from toolbound.jobs.table import JobTable
@@ -50,6 +50,7 @@ from toolbound.store import (
     SessionError,
     SessionStore,
     StoreUnavailable,
+    is_url,
     store_location,
 )
 from toolbound.store.summaries import machine_name
@@ -180,6 +181,12 @@ class ToolHost:
     ``sandbox`` (``"off"``, ``"read-only"``, ``"workspace-write"``) and
     ``network`` confine Bash commands (``toolbound.exec.sandbox``); a sandbox
     that cannot be built makes every Bash call ``TOOL_SANDBOX_UNAVAILABLE``.
+    Confined commands never see the data dir or the store (only this
+    session's scratch dir, read-only); ``allow_write`` folders stay writable
+    beside the workspace and ``protect_git`` keeps ``.git/hooks`` and
+    ``.git/config`` read-only. No command, confined or not, gets
+    ``TOOLBOUND_TOKEN``, ``TOOLBOUND_STORE`` or a variable named in
+    ``keep_env_back`` in its environment.
     ``listeners`` see every call (``toolbound.listeners``); each call keeps
     the ones listening when it started.
 
@@ -208,13 +215,14 @@ class ToolHost:
         profile: str = "exact",
         context_window: int | None = None,
         warm: bool = True,
+        keep_env_back: Iterable[str] = (),
+        allow_write: Iterable[str | Path] = (),
+        protect_git: bool = False,
     ) -> None:
         self.limits = limits
         self._warm = warm
         self.profile = profile_named(profile)
         self.gauge = ContextGauge(window=context_window)
-        # Resolved once: bwrap found (or not) now, so a call never probes PATH.
-        self.sandbox = SandboxPolicy.create(sandbox, network=network)
         self.workspace = Path(workspace).resolve()
         if not self.workspace.is_dir():
             raise ValueError(f"workspace {workspace} is not a directory")
@@ -223,6 +231,18 @@ class ToolHost:
         # Where calls are recorded: ``store`` (a data dir or a postgresql:// URL),
         # else $TOOLBOUND_STORE, else the data dir.
         self.store = store_location(store, self.data_dir)
+        # Resolved once: bwrap found (or not) now, so a call never probes PATH.
+        self.sandbox = SandboxPolicy.create(
+            sandbox,
+            network=network,
+            keep_env_back=tuple(keep_env_back),
+            hidden=self._hidden(),
+            allow_write=tuple(allow_write),
+            protect_git=protect_git,
+            max_processes=limits.sandbox_max_processes,
+            memory_bytes=limits.sandbox_memory_bytes,
+            tmp_bytes=limits.sandbox_tmp_bytes,
+        )
         self.session_id = check_session_id(session_id or f"s-{uuid.uuid4().hex[:16]}")
         self.scratch = Scratch(self.data_dir, self.session_id)
         self.roots = Roots.create(self.workspace, self.scratch.dir, allow_external)
@@ -245,6 +265,13 @@ class ToolHost:
             listeners=self._call_listeners,
             profile=self.profile,
         )
+
+    def _hidden(self) -> tuple[Path, ...]:
+        """What no confined command sees: the data dir, the store's folder, and the
+        folder of a PostgreSQL store's socket."""
+        if is_url(self.store):
+            return (self.data_dir, *store_socket_dirs(self.store))
+        return (self.data_dir, Path(self.store).absolute())
 
     async def __aenter__(self) -> ToolHost:
         self._live.acquire()

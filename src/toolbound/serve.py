@@ -68,6 +68,14 @@ class ServeOptions:
     network: bool = True
     profile: Profile = "exact"
     context_window: int | None = None
+    # Where the hosts record (read once from --store / $TOOLBOUND_STORE: no
+    # command sees it); None: each host's data dir.
+    store: str | None = None
+    keep_env_back: tuple[str, ...] = ()
+    allow_write: tuple[Path, ...] = ()
+    protect_git: bool = False
+    # Why the default workspace-write sandbox could not be built (``off`` stands in).
+    sandbox_fallback: str | None = None
 
 
 def _pool(
@@ -84,6 +92,10 @@ def _pool(
             network=options.network,
             profile=options.profile,
             context_window=options.context_window,
+            store=options.store,
+            keep_env_back=options.keep_env_back,
+            allow_write=options.allow_write,
+            protect_git=options.protect_git,
         )
 
     return HostPool(
@@ -135,7 +147,8 @@ def _announce(text: str) -> None:
 
 def _sandbox_line(options: ServeOptions) -> str:
     """The Bash sandbox in force (or why the requested one is not), for stderr."""
-    return describe(SandboxPolicy.create(options.sandbox, network=options.network))
+    policy = SandboxPolicy.create(options.sandbox, network=options.network)
+    return describe(policy, fallback=options.sandbox_fallback)
 
 
 async def _end_then_die(pool: HostPool, signum: int) -> None:
@@ -182,7 +195,7 @@ async def serve_http(options: ServeOptions, host: str, port: int) -> None:
     on the next line, then the header MCP clients send: ``/mcp`` answers 401
     without that same token (:class:`BearerGuard`).
     """
-    web = _open_web(options, store=None)
+    web = _open_web(options, store=options.store)
     server = build_server(
         _pool(options, on_start=web.attach, on_end=web.detach),
         options.limits,
