@@ -19,12 +19,20 @@ the MCP session id (``mcp-<id>``) and which ends when the MCP session does
 session id (stdio, where the process is the session; the sessionless
 2026-07-28 HTTP exchange) names its toolbound session with
 ``_meta["toolbound/session"]``: each name is a session of its own, ended when
-the server stops. Requests naming none share the server's own session.
+the server stops or after it idled (``pool.NAMED_IDLE_END_S``). Requests
+naming none share the server's own session.
+
+Named sessions live in a namespace of their own (``named_session_id``:
+``n-<namespace>-<name>``, the namespace drawn from the bearer token, or at
+random per server over stdio), so a name can never reach a session an MCP
+session id created (``mcp-…``), the server's own, or another token's.
 
 Pieces:
     mcp_tools          the tool definitions as MCP tools, with output schemas
     call_result        result dict -> CallToolResult (a tool error or timeout: isError)
-    named_session      the toolbound session a sessionless request names
+    named_session      the name a sessionless request gives its session
+    named_session_id   that name's toolbound session id, in the token's namespace
+    token_namespace    the namespace of a bearer token's named sessions
     server_session_id  a fresh id for the server's own session
     run_call           one call: chunks relayed, cancellation -> abort
     build_server       the low-level Server with its list/call handlers over a HostPool
@@ -34,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import itertools
 import logging
 import uuid
@@ -63,6 +72,10 @@ CHUNK_META_KEY = "toolbound/chunk"
 SESSION_META_KEY = "toolbound/session"
 # Toolbound session ids of MCP sessions (and of the server's own) start so.
 SESSION_PREFIX = "mcp-"
+# ... and those of named sessions so, then their namespace.
+NAMED_PREFIX = "n-"
+# A name this long or longer is kept as its head and a digest of the whole.
+_NAME_KEPT_CHARS = 80
 
 
 # --- tools and results --------------------------------------------------------
@@ -118,6 +131,21 @@ def named_session(params: types.CallToolRequestParams) -> str | None:
         raise err.to_tool_error() from None
 
 
+def token_namespace(token: str) -> str:
+    """The namespace of the sessions named by holders of ``token``: a digest of it
+    (12 hex digits), the same across restarts with the same token."""
+    return hashlib.sha256(b"toolbound-named-sessions\0" + token.encode()).hexdigest()[:12]
+
+
+def named_session_id(namespace: str, name: str) -> str:
+    """The toolbound session id of the session ``name`` in ``namespace``:
+    ``n-<namespace>-<name>``, a long name cut and told apart by a digest."""
+    if len(name) > _NAME_KEPT_CHARS:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:16]
+        name = f"{name[:_NAME_KEPT_CHARS]}-{digest}"
+    return check_session_id(f"{NAMED_PREFIX}{namespace}-{name}")
+
+
 def _mcp_session(
     ctx: ServerRequestContext[Any],
 ) -> tuple[str | None, contextlib.AsyncExitStack | None]:
@@ -141,9 +169,9 @@ async def _host_for(pool: HostPool, ctx: ServerRequestContext[Any], named: str |
     mcp_session_id, stack = _mcp_session(ctx)
     if mcp_session_id is not None:
         return await pool.host(derived_session_id(SESSION_PREFIX, mcp_session_id), end_with=stack)
-    return await pool.host(
-        check_session_id(named) if named is not None else pool.default_session_id
-    )
+    if named is not None:
+        return await pool.host(named_session_id(pool.namespace, named), named=True)
+    return await pool.host(pool.default_session_id)
 
 
 # --- calls --------------------------------------------------------------------

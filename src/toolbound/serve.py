@@ -37,7 +37,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from toolbound.exec.sandbox import SandboxPolicy, describe
 from toolbound.host import ToolHost
 from toolbound.limits import DEFAULT_LIMITS, Limits
-from toolbound.mcp_server import build_server, server_session_id
+from toolbound.mcp_server import build_server, server_session_id, token_namespace
 from toolbound.model_text import Profile
 from toolbound.pool import HostPool, HostWatcher
 from toolbound.tools.registry import import_runners
@@ -79,8 +79,15 @@ class ServeOptions:
 
 
 def _pool(
-    options: ServeOptions, *, on_start: HostWatcher | None = None, on_end: HostWatcher | None = None
+    options: ServeOptions,
+    *,
+    on_start: HostWatcher | None = None,
+    on_end: HostWatcher | None = None,
+    token: str | None = None,
 ) -> HostPool:
+    """The hosts of the server; named sessions in ``token``'s namespace (a random
+    one without a token: stdio)."""
+
     def make_host(session_id: str) -> ToolHost:
         return ToolHost(
             workspace=options.workspace,
@@ -98,9 +105,12 @@ def _pool(
             protect_git=options.protect_git,
         )
 
-    return HostPool(
+    pool = HostPool(
         make_host, default_session_id=server_session_id(), on_start=on_start, on_end=on_end
     )
+    if token is not None:
+        pool.namespace = token_namespace(token)
+    return pool
 
 
 class BearerGuard:
@@ -197,7 +207,7 @@ async def serve_http(options: ServeOptions, host: str, port: int) -> None:
     """
     web = _open_web(options, store=options.store)
     server = build_server(
-        _pool(options, on_start=web.attach, on_end=web.detach),
+        _pool(options, on_start=web.attach, on_end=web.detach, token=web.token),
         options.limits,
         options.profile,
     )
