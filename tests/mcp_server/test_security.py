@@ -127,3 +127,38 @@ def test_the_token_comes_from_toolbound_token_and_allow_remote_binds_anywhere(
         assert post_initialize(url, {}).status_code == 401
         good = {"Authorization": "Bearer a-token-from-the-environment"}
         assert post_initialize(url, good).status_code == 200
+
+
+def test_requests_that_name_another_host_or_origin_are_refused_even_with_the_token(
+    tmp_path: Path,
+) -> None:
+    env = {**os.environ, "TOOLBOUND_TOKEN": "the-token"}
+    argv = ["-m", "toolbound", "serve", "--http", "127.0.0.2:0", "--sandbox", "off"]
+    argv += ["--workspace", str(tmp_path), "--data-dir", str(tmp_path / "data")]
+    with serve_process(argv, env) as lines:
+        announced = lines.get(timeout=WAIT_S)
+        port = int(announced.split("MCP server on http://127.0.0.2:")[1].split("/")[0])
+        url = f"http://127.0.0.2:{port}/mcp"
+        token = {"Authorization": "Bearer the-token"}
+
+        def initialize(**headers: str) -> int:
+            return post_initialize(url, {**token, **headers}).status_code
+
+        def sessions(**headers: str) -> int:
+            api = f"http://127.0.0.2:{port}/api/sessions"
+            return httpx.get(api, headers={**token, **headers}, timeout=WAIT_S).status_code
+
+        assert initialize() == 200
+        assert initialize(Host=f"localhost:{port}") == 200
+        assert initialize(Origin=f"http://127.0.0.2:{port}") == 200
+        assert sessions() == 200
+        rebound = f"attacker.example:{port}"
+        assert initialize(Host=rebound) == 403
+        assert sessions(Host=rebound) == 403
+        assert initialize(Host=f"127.0.0.2:{port + 1}") == 403
+        assert initialize(Origin=f"http://{rebound}") == 403
+        assert sessions(Origin=f"http://{rebound}") == 403
+        refused = post_initialize(url, {**token, "Host": rebound})
+        assert refused.text.startswith(
+            f"403: the Host header '{rebound}' does not name this server."
+        )
