@@ -58,6 +58,9 @@ from toolbound.tools.registry import import_runners, spec_for
 
 log = logging.getLogger(__name__)
 
+# The most readers of one session whose read records a host keeps (``record_of``).
+MAX_READERS = 64
+
 
 class _EventSink:
     """One call's events: seq assigned at emission, under a lock, from any thread.
@@ -248,6 +251,9 @@ class ToolHost:
         self.roots = Roots.create(self.workspace, self.scratch.dir, allow_external)
         # What this session has Read and written: Edit and Write check it (CONTRACT section 10).
         self.read_record = ReadRecord()
+        # The records of the readers that share this session (``stream(reader=...)``),
+        # least recently used first.
+        self._readers: collections.OrderedDict[str, ReadRecord] = collections.OrderedDict()
         self._saved_record = 0
         self._live = LiveLock(self.data_dir, self.session_id)
         self._calls: dict[str, ToolContext] = {}
@@ -416,19 +422,51 @@ class ToolHost:
         return True
 
     async def call(
-        self, name: str, args: object, *, tool_call_id: str | None = None
+        self,
+        name: str,
+        args: object,
+        *,
+        tool_call_id: str | None = None,
+        reader: str | None = None,
     ) -> dict[str, Any]:
         """Run a tool to completion and return its result dict."""
         result: dict[str, Any] = {}
-        async for event in self.stream(name, args, tool_call_id=tool_call_id):
+        async for event in self.stream(name, args, tool_call_id=tool_call_id, reader=reader):
             if event["type"] == "result":
                 result = event["result"]
         return result
 
+    def record_of(self, reader: str | None) -> ReadRecord:
+        """The read record of ``reader``: the session's own when None, else one of its
+        own, so what one reader saw is never taken as seen by another (not kept in
+        the store; the ``MAX_READERS`` most recent are kept)."""
+        if reader is None:
+            return self.read_record
+        record = self._readers.get(reader)
+        if record is None:
+            record = ReadRecord()
+            record.checkpoint_count = self._checkpoint_count
+            self._readers[reader] = record
+            while len(self._readers) > MAX_READERS:
+                self._readers.popitem(last=False)
+        else:
+            self._readers.move_to_end(reader)
+        return record
+
     async def stream(
-        self, name: str, args: object, *, tool_call_id: str | None = None
+        self,
+        name: str,
+        args: object,
+        *,
+        tool_call_id: str | None = None,
+        reader: str | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
-        """Yield a call's chunk events in ``seq`` order, then its result event."""
+        """Yield a call's chunk events in ``seq`` order, then its result event.
+
+        ``reader`` names who receives the result when several share the session
+        (an MCP server's connections to its shared session): what "was Read" and
+        "is still in the model's context" is then that reader's alone.
+        """
         call = CallStart(
             session_id=self.session_id,
             # 16 random hex digits: os.urandom is 0.45 us against uuid4's 3.6 (timeit).
@@ -451,7 +489,7 @@ class ToolHost:
             emit=sink.chunk,
             abort=Abort(),
             sandbox=self.sandbox,
-            record=self.read_record,
+            record=self.record_of(reader),
             profile=self.profile,
             gauge=self.gauge,
             jobs=self.jobs,
