@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx2 as httpx
 import pytest
+from mcp import Client, StdioServerParameters
 
-from mcp_client import serve_process
+from mcp_client import serve_process, text_of
 from toolbound.cli import check_loopback, main
 from toolbound.store import SessionStore
 
@@ -162,3 +164,26 @@ def test_requests_that_name_another_host_or_origin_are_refused_even_with_the_tok
         assert refused.text.startswith(
             f"403: the Host header '{rebound}' does not name this server."
         )
+
+
+async def test_serve_keeps_its_secrets_from_every_command(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    env = {
+        "PATH": os.environ["PATH"],
+        "TOOLBOUND_TOKEN": "the-bearer-token",
+        "TOOLBOUND_STORE": str(data),
+        "DEPLOY_KEY": "hunter2",
+        "HARMLESS": "kept",
+        **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
+    }
+    argv = ["-m", "toolbound", "serve", "--stdio", "--workspace", str(tmp_path)]
+    argv += ["--keep-env-back", "DEPLOY_KEY", "--sandbox", "off"]
+    params = StdioServerParameters(command=sys.executable, args=argv, env=env)
+    async with Client(params, read_timeout_seconds=WAIT_S) as client:
+        shown = text_of(await client.call_tool("Bash", {"command": "env"}))
+    assert "HARMLESS=kept" in shown
+    for secret in ("TOOLBOUND_TOKEN", "TOOLBOUND_STORE", "DEPLOY_KEY", "hunter2", "bearer"):
+        assert secret not in shown
+    # The store named by $TOOLBOUND_STORE, read once, is where the call was recorded.
+    with SessionStore(data) as store:
+        assert len(store.list()) == 1
