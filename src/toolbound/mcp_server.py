@@ -22,7 +22,7 @@ session id (stdio, where the process is the session; the sessionless
 the server stops or after it idled (``pool.NAMED_IDLE_END_S``). Requests
 naming none share the server's own session.
 
-Named sessions live in a namespace of their own (``named_session_id``:
+Named sessions live in a namespace of their own (``toolbound.namespaces``:
 ``n-<namespace>-<name>``, the namespace drawn from the bearer token, or at
 random per server over stdio), so a name can never reach a session an MCP
 session id created (``mcp-…``), the server's own, or another token's.
@@ -31,8 +31,6 @@ Pieces:
     mcp_tools          the tool definitions as MCP tools, with output schemas
     call_result        result dict -> CallToolResult (a tool error or timeout: isError)
     named_session      the name a sessionless request gives its session
-    named_session_id   that name's toolbound session id, in the token's namespace
-    token_namespace    the namespace of a bearer token's named sessions
     server_session_id  a fresh id for the server's own session
     connection_reader  who gets a result of the shared session: the HTTP connection
     run_call           one call: chunks relayed, cancellation -> abort
@@ -43,7 +41,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import itertools
 import logging
 import uuid
@@ -60,6 +57,7 @@ from toolbound.exec.shield import wait_stopped
 from toolbound.host import ToolHost
 from toolbound.limits import Limits
 from toolbound.model_text import Profile, model_text
+from toolbound.namespaces import named_session_id
 from toolbound.pool import HostPool
 from toolbound.results import ErrorCode, ToolError, is_error
 from toolbound.scratch import SessionIdError, check_session_id, derived_session_id
@@ -73,10 +71,6 @@ CHUNK_META_KEY = "toolbound/chunk"
 SESSION_META_KEY = "toolbound/session"
 # Toolbound session ids of MCP sessions (and of the server's own) start so.
 SESSION_PREFIX = "mcp-"
-# ... and those of named sessions so, then their namespace.
-NAMED_PREFIX = "n-"
-# A name this long or longer is kept as its head and a digest of the whole.
-_NAME_KEPT_CHARS = 80
 
 
 # --- tools and results --------------------------------------------------------
@@ -130,21 +124,6 @@ def named_session(params: types.CallToolRequestParams) -> str | None:
         return check_session_id(name)
     except SessionIdError as err:
         raise err.to_tool_error() from None
-
-
-def token_namespace(token: str) -> str:
-    """The namespace of the sessions named by holders of ``token``: a digest of it
-    (12 hex digits), the same across restarts with the same token."""
-    return hashlib.sha256(b"toolbound-named-sessions\0" + token.encode()).hexdigest()[:12]
-
-
-def named_session_id(namespace: str, name: str) -> str:
-    """The toolbound session id of the session ``name`` in ``namespace``:
-    ``n-<namespace>-<name>``, a long name cut and told apart by a digest."""
-    if len(name) > _NAME_KEPT_CHARS:
-        digest = hashlib.sha256(name.encode()).hexdigest()[:16]
-        name = f"{name[:_NAME_KEPT_CHARS]}-{digest}"
-    return check_session_id(f"{NAMED_PREFIX}{namespace}-{name}")
 
 
 def _mcp_session(

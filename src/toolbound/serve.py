@@ -41,8 +41,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from toolbound.exec.sandbox import SandboxPolicy, describe
 from toolbound.host import ToolHost
 from toolbound.limits import DEFAULT_LIMITS, Limits
-from toolbound.mcp_server import build_server, server_session_id, token_namespace
+from toolbound.mcp_server import build_server, server_session_id
 from toolbound.model_text import Profile
+from toolbound.namespaces import token_namespace
 from toolbound.pool import HostPool, HostWatcher
 from toolbound.tools.registry import import_runners
 

@@ -14,7 +14,9 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from mcp_client import serve_process, text_of
+from toolbound import ToolHost
 from toolbound.cli import check_loopback, main
+from toolbound.namespaces import named_session_id, token_namespace
 from toolbound.store import SessionStore
 
 if TYPE_CHECKING:
@@ -187,3 +189,29 @@ async def test_serve_keeps_its_secrets_from_every_command(tmp_path: Path) -> Non
     # The store named by $TOOLBOUND_STORE, read once, is where the call was recorded.
     with SessionStore(data) as store:
         assert len(store.list()) == 1
+
+
+async def test_the_web_view_lists_and_opens_no_session_another_token_named(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    theirs = named_session_id(token_namespace("another-token"), "work")
+    mine = named_session_id(token_namespace("my-token"), "work")
+    for sid in (theirs, mine, "mcp-0123"):
+        async with ToolHost(tmp_path, data, sid) as host:
+            await host.call("Bash", {"command": "true"})
+    env = {**os.environ, "TOOLBOUND_TOKEN": "my-token"}
+    argv = ["-m", "toolbound", "serve", "--http", "127.0.0.1:0", "--sandbox", "off"]
+    argv += ["--workspace", str(tmp_path), "--data-dir", str(data)]
+    with serve_process(argv, env) as lines:
+        base = lines.get(timeout=WAIT_S).split("MCP server on ")[1].split("/mcp")[0]
+        headers = {"Authorization": "Bearer my-token"}
+
+        def get(path: str) -> httpx.Response:
+            return httpx.get(f"{base}{path}", headers=headers, timeout=WAIT_S)
+
+        listed = {row["id"] for row in get("/api/sessions").json()["sessions"]}
+        assert listed == {mine, "mcp-0123"}
+        assert get(f"/api/sessions/{mine}/calls").status_code == 200
+        assert get(f"/api/sessions/{theirs}/calls").status_code == 404
+        assert get(f"/api/sessions/{theirs}/ledger").status_code == 404
