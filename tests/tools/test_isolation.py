@@ -178,8 +178,11 @@ async def test_a_fork_bomb_meets_the_process_bound_and_the_host_goes_on(
     ) as host:
         result = await bash(host, bomb, timeout=3)
         after = await bash(host, "echo still here")
-    assert result["timedOut"] is True
-    assert "at most 64 processes (sandbox_max_processes)" in result["notice"]
+    # It ends at its timeout, or earlier once its forks fail; either way it met the bound.
+    assert (
+        "the Bash sandbox's bound of at most 64 processes (sandbox_max_processes)"
+        in (result["notice"])
+    )
     assert after["stdout"] == "still here\n"
 
 

@@ -96,6 +96,7 @@ from pathlib import Path
 from typing import Literal, cast
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from toolbound.exec.guard import ensure_guard
 from toolbound.exec.members import children_of, read_proc
 from toolbound.exec.pids import PidsGroup, pids_group
 from toolbound.exec.stopping import send
@@ -464,6 +465,8 @@ async def spawn(command: str, *, cwd: Path, policy: SandboxPolicy, scratch: Scra
         return Launch([*argv, *map(str, fds), *bounds], subprocess.DEVNULL, said_w, pass_fds=fds)
 
     pids = pids_group(policy.max_processes)
+    if pids is not None:
+        ensure_guard()  # the host's guard outlives this tree: never in its group
     try:
         with pids.holding() if pids is not None else contextlib.nullcontext():
             monitor = spawn_tree(launch, cwd=cwd, keep_back=policy.keep_back)
@@ -606,11 +609,15 @@ _TMP_FULL_SIGN = "No space left on device"
 def bound_notice(tree: Tree, policy: SandboxPolicy, stderr: str) -> str | None:
     """The sentence saying which sandbox bound a confined command met, or None.
 
-    A pids group counts its refused forks, so that bound is known; the memory
-    and /tmp bounds are told by what the command printed when it failed.
+    A pids group counts its refused forks, so that bound is known whatever the
+    outcome; the others are told by what a command that failed printed.
     """
     if not isinstance(tree, SandboxedShell):
         return None
+    if not tree.returncode and not tree.pids_hit:
+        return None
+    if not tree.returncode:
+        stderr = ""
     met: list[str] = []
     if tree.pids_hit or any(sign in stderr for sign in _FORK_SIGNS):
         met.append(f"at most {policy.max_processes} processes (sandbox_max_processes)")
@@ -619,13 +626,15 @@ def bound_notice(tree: Tree, policy: SandboxPolicy, stderr: str) -> str | None:
             f"at most {_size(policy.memory_bytes)} of address space per process "
             "(sandbox_memory_bytes)"
         )
-    if _TMP_FULL_SIGN in stderr and policy.mode != "off":
+    if policy.mode != "off" and _TMP_FULL_SIGN in stderr:
         met.append(f"a private /tmp of {_size(policy.tmp_bytes)} (sandbox_tmp_bytes)")
     if not met:
         return None
+    # Only the counted refusal is certain; the rest is read from the command's words.
+    verb = "met" if tree.pids_hit and len(met) == 1 else "may have met"
     return (
-        f"The command met the Bash sandbox's bound of {' and '.join(met)}. Do the work in "
-        "smaller pieces, or ask the user to raise the bound (toolbound's Limits)."
+        f"The command {verb} the Bash sandbox's bound of {' and '.join(met)}. Do the work "
+        "in smaller pieces, or ask the user to raise the bound (toolbound's Limits)."
     )
 
 
