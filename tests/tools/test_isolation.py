@@ -132,6 +132,20 @@ async def test_a_confined_command_sees_only_its_own_scratch_dir_and_only_to_read
     assert not (data / "made").exists()
 
 
+async def test_a_data_dir_inside_the_workspace_stays_masked_and_the_rest_writable(
+    places: dict[str, Path],
+) -> None:
+    ws = places["ws"]
+    async with ToolHost(
+        ws, ws / ".toolbound", "s1", limits=LIMITS, sandbox="workspace-write"
+    ) as host:
+        result = await bash(host, "ls -A .toolbound; echo x > made; echo y > .toolbound/x; true")
+    assert result["stdout"] == "scratch\n"
+    assert "Read-only file system" in result["stderr"]
+    assert (ws / "made").read_text() == "x\n"
+    assert not (ws / ".toolbound" / "x").exists()
+
+
 # -- host sockets -----------------------------------------------------------------------------
 
 CONNECT = (

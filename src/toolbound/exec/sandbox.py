@@ -198,7 +198,7 @@ class SandboxPolicy:
             network,
             None,
             KEPT_BACK | {os.fsencode(name) for name in keep_env_back},
-            tuple(Path(h).absolute() for h in hidden),
+            tuple(dict.fromkeys(Path(h).absolute() for h in hidden)),
             writable,
             protect_git,
             max_processes,
