@@ -407,11 +407,19 @@ def _serve(ns: argparse.Namespace, *, web_only: bool = False) -> int:
     token = os.environ.pop(TOKEN_ENV, None) or None
     for name in getattr(ns, "keep_env_back", ()):
         os.environ.pop(name, None)
+    from toolbound.exec.sandbox import SandboxPolicy, serve_default
+
     sandbox, fallback = getattr(ns, "sandbox", "off"), None
     if sandbox is None:
-        from toolbound.exec.sandbox import serve_default
-
         sandbox, fallback = serve_default(network=ns.network)
+    try:  # refused now, not at the first call of each session
+        SandboxPolicy.create(
+            sandbox,
+            keep_env_back=getattr(ns, "keep_env_back", ()),
+            allow_write=getattr(ns, "allow_write", ()),
+        )
+    except ValueError as err:
+        return _usage(str(err))
     # Imported here: the mcp SDK costs about 2 s, which `toolbound call` never pays.
     from toolbound.serve import ServeOptions, serve, serve_web
 

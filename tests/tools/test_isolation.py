@@ -263,3 +263,15 @@ def test_the_sandbox_options_reach_call(places: dict[str, Path]) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert (places["cache"] / "f").read_text() == "x\n"
+
+
+def test_serve_refuses_a_writable_folder_that_is_not_one_at_start(
+    places: dict[str, Path],
+) -> None:
+    missing = places["ws"] / "missing"
+    done = run_cli(
+        *("serve", "--stdio", "--workspace", str(places["ws"]), "--allow-write", str(missing)),
+        cwd=places["ws"],
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"toolbound: --allow-write {missing} is not a folder\n"
