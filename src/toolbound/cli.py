@@ -441,7 +441,7 @@ def _serve(ns: argparse.Namespace, *, web_only: bool = False) -> int:
     )
     try:
         if web_only and http is not None:
-            asyncio.run(serve_web(options, *http, store=ns.store))
+            asyncio.run(serve_web(options, *http, store=store))
             return 0
         return serve(options)
     except OSError as err:

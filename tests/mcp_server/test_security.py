@@ -14,6 +14,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from mcp_client import serve_process, text_of
+from support import run_cli
 from toolbound import ToolHost
 from toolbound.cli import check_loopback, main
 from toolbound.namespaces import named_session_id, token_namespace
@@ -215,3 +216,23 @@ async def test_the_web_view_lists_and_opens_no_session_another_token_named(
         assert get(f"/api/sessions/{mine}/calls").status_code == 200
         assert get(f"/api/sessions/{theirs}/calls").status_code == 404
         assert get(f"/api/sessions/{theirs}/ledger").status_code == 404
+
+
+def test_the_web_view_alone_reads_toolbound_store_once_and_opens_that_store(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "elsewhere"
+    recorded = run_cli(
+        *("call", "Bash", '{"command": "true"}', "--store", str(store)),
+        *("--data-dir", str(tmp_path / "data")),
+        cwd=tmp_path,
+    )
+    assert recorded.returncode == 0, recorded.stderr
+    env = {**os.environ, "TOOLBOUND_STORE": str(store), "TOOLBOUND_TOKEN": "my-token"}
+    argv = ["-m", "toolbound", "web", "--http", "127.0.0.1:0", "--data-dir", str(tmp_path / "d")]
+    with serve_process(argv, env) as lines:
+        base = lines.get(timeout=WAIT_S).split("web view on ")[1].split("/?")[0]
+        listed = httpx.get(
+            f"{base}/api/sessions", headers={"Authorization": "Bearer my-token"}, timeout=WAIT_S
+        )
+    assert [row["id"] for row in listed.json()["sessions"]] == ["cli"]
