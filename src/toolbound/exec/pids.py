@@ -12,7 +12,8 @@ whether the bound was hit, so the result can say so.
 
 Pieces:
     PidsGroup        one tree's group: holding(), hit(), remove()
-    pids_group       a new group bounded to ``max_processes``, or None where none can be made
+    pids_group       a new group bounded to ``max_processes``, or None where none can be made;
+                     the first of a process removes the groups dead hosts left behind
 """
 
 from __future__ import annotations
@@ -101,6 +102,15 @@ class PidsGroup:
             log.debug("toolbound: pids group %s stays: %s", self.path, err)
 
 
+def _sweep(home: Path) -> None:
+    """Remove the empty groups left by hosts that died before removing them."""
+    for group in home.glob("toolbound-*-*"):
+        pid = group.name.split("-")[1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            with contextlib.suppress(OSError):
+                group.rmdir()
+
+
 def pids_group(max_processes: int) -> PidsGroup | None:
     """A new pids group holding at most ``max_processes``, or None where none can be made."""
     mount = _pids_mount()
@@ -109,7 +119,10 @@ def pids_group(max_processes: int) -> PidsGroup | None:
     home = _thread_group(mount)
     if home is None:
         return None
-    path = home / f"toolbound-{os.getpid()}-{next(_numbers)}"
+    number = next(_numbers)
+    if number == 0:
+        _sweep(home)
+    path = home / f"toolbound-{os.getpid()}-{number}"
     try:
         path.mkdir()
     except OSError as err:
