@@ -167,7 +167,7 @@ def _raw_spawns(workspace: Path) -> dict[str, tuple[float, float]]:
     bwrap, under Landlock."""
     policy = SandboxPolicy.create("workspace-write")
     assert policy.bwrap is not None, "bench/sandbox.py needs bubblewrap"
-    bwrap = [policy.bwrap, *bwrap_args(policy, cwd=workspace, places=[workspace]), "--"]
+    bwrap = [policy.bwrap, *bwrap_args(policy, cwd=workspace, scratch=None), "--"]
     ruleset = _landlock_ruleset([workspace, Path("/tmp")])
     libc = ctypes.CDLL(None, use_errno=True)
 

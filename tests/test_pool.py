@@ -142,12 +142,53 @@ async def test_busy_hosts_are_never_rested_and_a_full_pool_refuses_a_new_session
     with pytest.raises(ToolError) as refused:
         await pool.host("s3")
     assert refused.value.code == ErrorCode.INVALID_ARGUMENT
-    assert "runs 2 sessions already, each with a call or a background job running" in (
-        refused.value.message
+    assert refused.value.message == (
+        "This server already runs 2 sessions, the most it runs at once; 2 of them have a "
+        "call or a background job running and 0 were used in the last 0 s, so none could "
+        "make room. Try again in a few seconds, stop background jobs (JobStop), or reuse a "
+        "session you already named."
     )
     # Once s1's job is stopped, s1 is idle and rests for the new session; s2 runs on.
     await s1.call("JobStop", {"jobId": job["jobId"]})
     await pool.host("s3")
     assert await pool.host("s2") is s2
     assert s2.busy
+    await pool.aclose()
+
+
+async def test_named_sessions_hold_a_bounded_share_and_mcp_sessions_still_find_room(
+    tmp_path: Path,
+) -> None:
+    pool = bounded_pool(tmp_path, [], max_hosts=4)
+    pool.max_named = 2
+    pool.rest_after_s = 600.0  # every host was just used: none may rest
+    await pool.host("n-a", named=True)
+    await pool.host("n-b", named=True)
+    with pytest.raises(ToolError) as refused:
+        await pool.host("n-c", named=True)
+    assert refused.value.message == (
+        "This server already runs 2 named sessions, the most it runs at once (named "
+        "sessions may hold 2 of the server's 4 hosts, so MCP sessions always find room); "
+        "0 of them have a call or a background job running and 2 were used in the last "
+        "600 s, so none could make room. Try again in a few seconds, stop background jobs "
+        "(JobStop), or reuse a session you already named."
+    )
+    # The hosts the names could not take are there for MCP sessions.
+    await pool.host("mcp-1")
+    await pool.host("mcp-2")
+    await pool.aclose()
+
+
+async def test_an_idle_named_session_ends_after_the_stated_time(tmp_path: Path) -> None:
+    seen: list[tuple[str, str]] = []
+    pool = bounded_pool(tmp_path, seen, max_hosts=4)
+    pool.named_idle_end_s = 0.0
+    pool.idle_check_s = 0.0
+    named = await pool.host("n-a", named=True)
+    await named.call("Bash", SPILLING)
+    assert (tmp_path / "d" / "scratch" / "n-a").is_dir()
+    await pool.host("mcp-1")  # the next use of the pool ends the idle named session
+    assert seen == [("start", "n-a"), ("end", "n-a"), ("start", "mcp-1")]
+    assert ended_elsewhere(tmp_path / "d", "n-a")
+    assert not (tmp_path / "d" / "scratch" / "n-a").exists()
     await pool.aclose()

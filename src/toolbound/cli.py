@@ -49,6 +49,8 @@ CLI_SESSION = "cli"
 DEFAULT_HTTP = "127.0.0.1:8765"
 # The bearer token of `serve --http` when set (otherwise a random one is printed).
 TOKEN_ENV = "TOOLBOUND_TOKEN"
+# The store of every command when set (read once by `serve`, then removed).
+STORE_ENV = "TOOLBOUND_STORE"
 
 
 def _add_places(p: argparse.ArgumentParser, *, workspace: bool = True) -> None:
@@ -65,18 +67,44 @@ def _add_places(p: argparse.ArgumentParser, *, workspace: bool = True) -> None:
         )
 
 
-def _add_sandbox(p: argparse.ArgumentParser) -> None:
+def _add_sandbox(p: argparse.ArgumentParser, *, default: str | None = "off") -> None:
     p.add_argument(
         "--sandbox",
         choices=["off", "read-only", "workspace-write"],
-        default="off",
-        help="where Bash commands may write (default: off, unconfined)",
+        default=default,
+        help="where Bash commands may write (default: "
+        + (
+            "off, unconfined)"
+            if default == "off"
+            else "workspace-write where bubblewrap works, else off, said at start)"
+        ),
     )
     p.add_argument(
         "--no-network",
         dest="network",
         action="store_false",
         help="Bash commands get no network but their own loopback",
+    )
+    p.add_argument(
+        "--allow-write",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder confined commands may write besides the workspace, e.g. a cache "
+        "(repeatable)",
+    )
+    p.add_argument(
+        "--protect-git",
+        action="store_true",
+        help="keep the workspace's .git/hooks and .git/config read-only for confined commands",
+    )
+    p.add_argument(
+        "--keep-env-back",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a variable no command gets in its environment, besides $TOOLBOUND_TOKEN and "
+        "$TOOLBOUND_STORE (repeatable)",
     )
 
 
@@ -157,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
         "reach it and holds the token runs Bash)",
     )
     _add_places(serve)
-    _add_sandbox(serve)
+    _add_sandbox(serve, default=None)
     _add_profile(serve)
     _add_store(serve)
 
@@ -260,6 +288,9 @@ async def _call(ns: argparse.Namespace, args: Any) -> int:
         allow_external=ns.allow_external,
         sandbox=ns.sandbox,
         network=ns.network,
+        keep_env_back=ns.keep_env_back,
+        allow_write=ns.allow_write,
+        protect_git=ns.protect_git,
         store=ns.store,
         profile=ns.profile,
         context_window=ns.context_window,
@@ -370,9 +401,25 @@ def _serve(ns: argparse.Namespace, *, web_only: bool = False) -> int:
             check_loopback(http[0])
     except ValueError as err:
         return _usage(str(err))
-    if ns.store is not None:
-        # Every host of the server, and its web view, records into this store.
-        os.environ["TOOLBOUND_STORE"] = ns.store
+    # Read once, then gone from the server's environment (CONTRACT section 16):
+    # every host of the server, and its web view, records into this store.
+    store = ns.store or os.environ.pop(STORE_ENV, None) or None
+    token = os.environ.pop(TOKEN_ENV, None) or None
+    for name in getattr(ns, "keep_env_back", ()):
+        os.environ.pop(name, None)
+    from toolbound.exec.sandbox import SandboxPolicy, serve_default
+
+    sandbox, fallback = getattr(ns, "sandbox", "off"), None
+    if sandbox is None:
+        sandbox, fallback = serve_default(network=ns.network)
+    try:  # refused now, not at the first call of each session
+        SandboxPolicy.create(
+            sandbox,
+            keep_env_back=getattr(ns, "keep_env_back", ()),
+            allow_write=getattr(ns, "allow_write", ()),
+        )
+    except ValueError as err:
+        return _usage(str(err))
     # Imported here: the mcp SDK costs about 2 s, which `toolbound call` never pays.
     from toolbound.serve import ServeOptions, serve, serve_web
 
@@ -381,15 +428,20 @@ def _serve(ns: argparse.Namespace, *, web_only: bool = False) -> int:
         http=http,
         data_dir=Path(ns.data_dir) if ns.data_dir is not None else None,
         allow_external=tuple(Path(d) for d in ns.allow_external),
-        token=os.environ.get(TOKEN_ENV) or None,
-        sandbox=getattr(ns, "sandbox", "off"),
+        token=token,
+        sandbox=sandbox,
         network=getattr(ns, "network", True),
+        store=store,
+        keep_env_back=tuple(getattr(ns, "keep_env_back", ())),
+        allow_write=tuple(Path(d) for d in getattr(ns, "allow_write", ())),
+        protect_git=getattr(ns, "protect_git", False),
+        sandbox_fallback=fallback,
         profile=profile_named(getattr(ns, "profile", "exact")),
         context_window=getattr(ns, "context_window", None),
     )
     try:
         if web_only and http is not None:
-            asyncio.run(serve_web(options, *http, store=ns.store))
+            asyncio.run(serve_web(options, *http, store=store))
             return 0
         return serve(options)
     except OSError as err:

@@ -35,7 +35,7 @@ from typing import Any
 from toolbound.context import ToolContext
 from toolbound.edit import ReadRecord
 from toolbound.exec.abort import Abort
-from toolbound.exec.sandbox import SandboxPolicy
+from toolbound.exec.sandbox import SandboxPolicy, store_socket_dirs
 from toolbound.exec.shield import wait_stopped
 from toolbound.gauge import ContextGauge
 from toolbound.jobs.table import JobTable
@@ -50,12 +50,16 @@ from toolbound.store import (
     SessionError,
     SessionStore,
     StoreUnavailable,
+    is_url,
     store_location,
 )
 from toolbound.store.summaries import machine_name
 from toolbound.tools.registry import import_runners, spec_for
 
 log = logging.getLogger(__name__)
+
+# The most readers of one session whose read records a host keeps (``record_of``).
+MAX_READERS = 64
 
 
 class _EventSink:
@@ -180,6 +184,12 @@ class ToolHost:
     ``sandbox`` (``"off"``, ``"read-only"``, ``"workspace-write"``) and
     ``network`` confine Bash commands (``toolbound.exec.sandbox``); a sandbox
     that cannot be built makes every Bash call ``TOOL_SANDBOX_UNAVAILABLE``.
+    Confined commands never see the data dir or the store (only this
+    session's scratch dir, read-only); ``allow_write`` folders stay writable
+    beside the workspace and ``protect_git`` keeps ``.git/hooks`` and
+    ``.git/config`` read-only. No command, confined or not, gets
+    ``TOOLBOUND_TOKEN``, ``TOOLBOUND_STORE`` or a variable named in
+    ``keep_env_back`` in its environment.
     ``listeners`` see every call (``toolbound.listeners``); each call keeps
     the ones listening when it started.
 
@@ -208,13 +218,14 @@ class ToolHost:
         profile: str = "exact",
         context_window: int | None = None,
         warm: bool = True,
+        keep_env_back: Iterable[str] = (),
+        allow_write: Iterable[str | Path] = (),
+        protect_git: bool = False,
     ) -> None:
         self.limits = limits
         self._warm = warm
         self.profile = profile_named(profile)
         self.gauge = ContextGauge(window=context_window)
-        # Resolved once: bwrap found (or not) now, so a call never probes PATH.
-        self.sandbox = SandboxPolicy.create(sandbox, network=network)
         self.workspace = Path(workspace).resolve()
         if not self.workspace.is_dir():
             raise ValueError(f"workspace {workspace} is not a directory")
@@ -223,11 +234,26 @@ class ToolHost:
         # Where calls are recorded: ``store`` (a data dir or a postgresql:// URL),
         # else $TOOLBOUND_STORE, else the data dir.
         self.store = store_location(store, self.data_dir)
+        # Resolved once: bwrap found (or not) now, so a call never probes PATH.
+        self.sandbox = SandboxPolicy.create(
+            sandbox,
+            network=network,
+            keep_env_back=tuple(keep_env_back),
+            hidden=self._hidden(),
+            allow_write=tuple(allow_write),
+            protect_git=protect_git,
+            max_processes=limits.sandbox_max_processes,
+            memory_bytes=limits.sandbox_memory_bytes,
+            tmp_bytes=limits.sandbox_tmp_bytes,
+        )
         self.session_id = check_session_id(session_id or f"s-{uuid.uuid4().hex[:16]}")
         self.scratch = Scratch(self.data_dir, self.session_id)
         self.roots = Roots.create(self.workspace, self.scratch.dir, allow_external)
         # What this session has Read and written: Edit and Write check it (CONTRACT section 10).
         self.read_record = ReadRecord()
+        # The records of the readers that share this session (``stream(reader=...)``),
+        # least recently used first.
+        self._readers: collections.OrderedDict[str, ReadRecord] = collections.OrderedDict()
         self._saved_record = 0
         self._live = LiveLock(self.data_dir, self.session_id)
         self._calls: dict[str, ToolContext] = {}
@@ -245,6 +271,13 @@ class ToolHost:
             listeners=self._call_listeners,
             profile=self.profile,
         )
+
+    def _hidden(self) -> tuple[Path, ...]:
+        """What no confined command sees: the data dir, the store's folder, and the
+        folder of a PostgreSQL store's socket."""
+        if is_url(self.store):
+            return (self.data_dir, *store_socket_dirs(self.store))
+        return (self.data_dir, Path(self.store).absolute())
 
     async def __aenter__(self) -> ToolHost:
         self._live.acquire()
@@ -389,19 +422,51 @@ class ToolHost:
         return True
 
     async def call(
-        self, name: str, args: object, *, tool_call_id: str | None = None
+        self,
+        name: str,
+        args: object,
+        *,
+        tool_call_id: str | None = None,
+        reader: str | None = None,
     ) -> dict[str, Any]:
         """Run a tool to completion and return its result dict."""
         result: dict[str, Any] = {}
-        async for event in self.stream(name, args, tool_call_id=tool_call_id):
+        async for event in self.stream(name, args, tool_call_id=tool_call_id, reader=reader):
             if event["type"] == "result":
                 result = event["result"]
         return result
 
+    def record_of(self, reader: str | None) -> ReadRecord:
+        """The read record of ``reader``: the session's own when None, else one of its
+        own, so what one reader saw is never taken as seen by another (not kept in
+        the store; the ``MAX_READERS`` most recent are kept)."""
+        if reader is None:
+            return self.read_record
+        record = self._readers.get(reader)
+        if record is None:
+            record = ReadRecord()
+            record.checkpoint_count = self._checkpoint_count
+            self._readers[reader] = record
+            while len(self._readers) > MAX_READERS:
+                self._readers.popitem(last=False)
+        else:
+            self._readers.move_to_end(reader)
+        return record
+
     async def stream(
-        self, name: str, args: object, *, tool_call_id: str | None = None
+        self,
+        name: str,
+        args: object,
+        *,
+        tool_call_id: str | None = None,
+        reader: str | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
-        """Yield a call's chunk events in ``seq`` order, then its result event."""
+        """Yield a call's chunk events in ``seq`` order, then its result event.
+
+        ``reader`` names who receives the result when several share the session
+        (an MCP server's connections to its shared session): what "was Read" and
+        "is still in the model's context" is then that reader's alone.
+        """
         call = CallStart(
             session_id=self.session_id,
             # 16 random hex digits: os.urandom is 0.45 us against uuid4's 3.6 (timeit).
@@ -424,7 +489,7 @@ class ToolHost:
             emit=sink.chunk,
             abort=Abort(),
             sandbox=self.sandbox,
-            record=self.read_record,
+            record=self.record_of(reader),
             profile=self.profile,
             gauge=self.gauge,
             jobs=self.jobs,

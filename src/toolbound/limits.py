@@ -154,6 +154,13 @@ class Limits:
     # How many bytes of a file the binary sniff reads, and its non-printable share.
     binary_sniff_bytes: int = 4 * KB
     binary_nonprintable_ratio: float = 0.30
+    # The Bash sandbox's bounds (CONTRACT section 11), for each confined command:
+    # its processes (ulimit -u, and a pids cgroup where the host may make one),
+    # each process's address space (ulimit -v: generous, as runtimes such as V8
+    # and the JVM reserve far more than they use), and its private /tmp's size.
+    sandbox_max_processes: int = 512
+    sandbox_memory_bytes: int = 8 * 1024 * 1024 * KB
+    sandbox_tmp_bytes: int = 1024 * 1024 * KB
     # The economy profile's budgets (opt-in; the seed's table above is the exact profile).
     economy: Economy = Economy()
 
@@ -181,6 +188,8 @@ class Limits:
             raise ValueError("line, window and head limits must be positive")
         if self.job_max_running < 1 or self.job_max_kept < self.job_max_running:
             raise ValueError("need 1 <= job_max_running <= job_max_kept")
+        if min(self.sandbox_max_processes, self.sandbox_memory_bytes, self.sandbox_tmp_bytes) < 1:
+            raise ValueError("a sandbox bound must be positive")
         if self.job_log_head_bytes < 1 or self.job_log_tail_bytes < 1:
             raise ValueError("a job log keeps at least one byte of each part")
 

@@ -19,13 +19,20 @@ the MCP session id (``mcp-<id>``) and which ends when the MCP session does
 session id (stdio, where the process is the session; the sessionless
 2026-07-28 HTTP exchange) names its toolbound session with
 ``_meta["toolbound/session"]``: each name is a session of its own, ended when
-the server stops. Requests naming none share the server's own session.
+the server stops or after it idled (``pool.NAMED_IDLE_END_S``). Requests
+naming none share the server's own session.
+
+Named sessions live in a namespace of their own (``toolbound.namespaces``:
+``n-<namespace>-<name>``, the namespace drawn from the bearer token, or at
+random per server over stdio), so a name can never reach a session an MCP
+session id created (``mcp-…``), the server's own, or another token's.
 
 Pieces:
     mcp_tools          the tool definitions as MCP tools, with output schemas
     call_result        result dict -> CallToolResult (a tool error or timeout: isError)
-    named_session      the toolbound session a sessionless request names
+    named_session      the name a sessionless request gives its session
     server_session_id  a fresh id for the server's own session
+    connection_reader  who gets a result of the shared session: the HTTP connection
     run_call           one call: chunks relayed, cancellation -> abort
     build_server       the low-level Server with its list/call handlers over a HostPool
 """
@@ -50,6 +57,7 @@ from toolbound.exec.shield import wait_stopped
 from toolbound.host import ToolHost
 from toolbound.limits import Limits
 from toolbound.model_text import Profile, model_text
+from toolbound.namespaces import named_session_id
 from toolbound.pool import HostPool
 from toolbound.results import ErrorCode, ToolError, is_error
 from toolbound.scratch import SessionIdError, check_session_id, derived_session_id
@@ -135,15 +143,35 @@ def _mcp_session(
     return None, None
 
 
-async def _host_for(pool: HostPool, ctx: ServerRequestContext[Any], named: str | None) -> ToolHost:
+def connection_reader(ctx: ServerRequestContext[Any]) -> str | None:
+    """Who receives the result of a request to the server's shared session: its HTTP
+    connection (the client's address and port), None over stdio (one client).
+
+    Sessionless HTTP requests carry no identity of their own; a client keeps its
+    connection open between calls, so its Reads and Edits usually share one. A
+    call on another connection is a reader that saw nothing yet: its Read gets
+    the content, its Edit asks for a Read first.
+    """
+    client = getattr(ctx.request, "client", None)
+    host, port = getattr(client, "host", None), getattr(client, "port", None)
+    if host is None or port is None:
+        return None
+    return f"connection {host}:{port}"
+
+
+async def _host_for(
+    pool: HostPool, ctx: ServerRequestContext[Any], named: str | None
+) -> tuple[ToolHost, str | None]:
     """The host of the request's session: its MCP session's (ended with it), else the one it
-    ``named`` (sessionless requests only), else the server's."""
+    ``named`` (sessionless requests only), else the server's; and the reader who gets the
+    result when that session is shared (``connection_reader``)."""
     mcp_session_id, stack = _mcp_session(ctx)
     if mcp_session_id is not None:
-        return await pool.host(derived_session_id(SESSION_PREFIX, mcp_session_id), end_with=stack)
-    return await pool.host(
-        check_session_id(named) if named is not None else pool.default_session_id
-    )
+        sid = derived_session_id(SESSION_PREFIX, mcp_session_id)
+        return await pool.host(sid, end_with=stack), None
+    if named is not None:
+        return await pool.host(named_session_id(pool.namespace, named), named=True), None
+    return await pool.host(pool.default_session_id), connection_reader(ctx)
 
 
 # --- calls --------------------------------------------------------------------
@@ -166,7 +194,9 @@ async def _relay(events: AsyncIterator[dict[str, Any]], on_chunk: ChunkSink) -> 
     return result
 
 
-async def run_call(host: ToolHost, name: str, args: object, on_chunk: ChunkSink) -> dict[str, Any]:
+async def run_call(
+    host: ToolHost, name: str, args: object, on_chunk: ChunkSink, *, reader: str | None = None
+) -> dict[str, Any]:
     """Run one call, relaying its chunks; a cancelled caller aborts it and waits for it to stop.
 
     The events are consumed in a task of their own, outside the SDK's cancel
@@ -174,7 +204,8 @@ async def run_call(host: ToolHost, name: str, args: object, on_chunk: ChunkSink)
     process tree to be gone.
     """
     call_id = f"mcp_{_RUN_ID}_{next(_call_numbers)}"
-    relay = asyncio.ensure_future(_relay(host.stream(name, args, tool_call_id=call_id), on_chunk))
+    events = host.stream(name, args, tool_call_id=call_id, reader=reader)
+    relay = asyncio.ensure_future(_relay(events, on_chunk))
     try:
         return await asyncio.shield(relay)
     except BaseException:
@@ -239,11 +270,11 @@ def build_server(pool: HostPool, limits: Limits, profile: Profile = "exact") -> 
         ctx: ServerRequestContext[HostPool], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         try:
-            host = await _host_for(ctx.lifespan_context, ctx, named_session(params))
+            host, reader = await _host_for(ctx.lifespan_context, ctx, named_session(params))
         except ToolError as err:
             return call_result(params.name, err.to_result().to_wire())
         args = params.arguments if params.arguments is not None else {}
-        result = await run_call(host, params.name, args, _progress_sender(ctx))
+        result = await run_call(host, params.name, args, _progress_sender(ctx), reader=reader)
         return call_result(params.name, result, profile=host.profile)
 
     return Server(

@@ -8,11 +8,14 @@ them until stopped and ends every session on the way out.
 
 Security over HTTP: ``/mcp`` needs the bearer token (:class:`BearerGuard`),
 the same token as the web view's; ``toolbound serve`` refuses non-loopback
-binds unless told otherwise (``cli.py``).
+binds unless told otherwise (``cli.py``); every request, to ``/mcp`` and to
+the web view, must name this server in its ``Host`` header, and in its
+``Origin`` when it sends one (:class:`HostGuard`: DNS rebinding).
 
 Pieces:
     ServeOptions                     what and where to serve
     BearerGuard                      /mcp answers 401 without the token
+    HostGuard                        403 for a Host or Origin that is not this server
     serve_stdio, serve_http, serve   run until stopped
     serve_web                        ``toolbound web``: the web view alone, over the store
 """
@@ -20,6 +23,7 @@ Pieces:
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import os
 import secrets
 import signal
@@ -39,6 +43,7 @@ from toolbound.host import ToolHost
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.mcp_server import build_server, server_session_id
 from toolbound.model_text import Profile
+from toolbound.namespaces import token_namespace
 from toolbound.pool import HostPool, HostWatcher
 from toolbound.tools.registry import import_runners
 
@@ -68,11 +73,26 @@ class ServeOptions:
     network: bool = True
     profile: Profile = "exact"
     context_window: int | None = None
+    # Where the hosts record (read once from --store / $TOOLBOUND_STORE: no
+    # command sees it); None: each host's data dir.
+    store: str | None = None
+    keep_env_back: tuple[str, ...] = ()
+    allow_write: tuple[Path, ...] = ()
+    protect_git: bool = False
+    # Why the default workspace-write sandbox could not be built (``off`` stands in).
+    sandbox_fallback: str | None = None
 
 
 def _pool(
-    options: ServeOptions, *, on_start: HostWatcher | None = None, on_end: HostWatcher | None = None
+    options: ServeOptions,
+    *,
+    on_start: HostWatcher | None = None,
+    on_end: HostWatcher | None = None,
+    token: str | None = None,
 ) -> HostPool:
+    """The hosts of the server; named sessions in ``token``'s namespace (a random
+    one without a token: stdio)."""
+
     def make_host(session_id: str) -> ToolHost:
         return ToolHost(
             workspace=options.workspace,
@@ -84,11 +104,18 @@ def _pool(
             network=options.network,
             profile=options.profile,
             context_window=options.context_window,
+            store=options.store,
+            keep_env_back=options.keep_env_back,
+            allow_write=options.allow_write,
+            protect_git=options.protect_git,
         )
 
-    return HostPool(
+    pool = HostPool(
         make_host, default_session_id=server_session_id(), on_start=on_start, on_end=on_end
     )
+    if token is not None:
+        pool.namespace = token_namespace(token)
+    return pool
 
 
 class BearerGuard:
@@ -128,6 +155,76 @@ class BearerGuard:
         await self.app(scope, receive, send)
 
 
+# The names a loopback server answers to, whatever loopback address it is bound to.
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+class HostGuard:
+    """ASGI middleware: an HTTP request whose ``Host`` (or ``Origin``, when sent)
+    does not name this server is refused with 403, before any route sees it.
+
+    A page on another site can make a browser send requests to a loopback port
+    by rebinding its own name to 127.0.0.1; such a request carries that name in
+    ``Host`` and the page's site in ``Origin``. The names a server answers to
+    are the address it is bound to and, bound to loopback, ``localhost``,
+    ``127.0.0.1`` and ``::1``, each at the bound port. Bound elsewhere
+    (``--allow-remote``) the machine's names are not known, so ``Host`` is not
+    checked, but an ``Origin`` must still name the ``Host`` it was sent to.
+    """
+
+    def __init__(self, app: ASGIApp, *, host: str, port: int, loopback: bool) -> None:
+        self.app = app
+        self.port = port
+        self.names = (LOOPBACK_NAMES | {host}) if loopback else None
+
+    def _ours(self, authority: str) -> bool:
+        """Whether ``host[:port]`` names this server."""
+        name, port = _split_authority(authority)
+        if port is not None and port != self.port:
+            return False
+        return self.names is None or name in self.names
+
+    def refusal(self, scope: Scope) -> str | None:
+        """Why the request is refused, or None."""
+        headers = dict(scope.get("headers", ()))
+        host = headers.get(b"host", b"").decode("latin-1")
+        if not host or not self._ours(host):
+            return f"the Host header {host!r} does not name this server"
+        origin = headers.get(b"origin")
+        if origin is not None:
+            text = origin.decode("latin-1")
+            authority = text.partition("://")[2]
+            if not authority or authority.lower() != host.lower() or not self._ours(authority):
+                return f"the Origin {text!r} is not this server's"
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            why = self.refusal(scope)
+            if why is not None:
+                response = PlainTextResponse(
+                    f"403: {why}. toolbound answers only requests addressed to it (DNS "
+                    "rebinding protection): use the address `toolbound serve` printed.\n",
+                    status_code=403,
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _split_authority(authority: str) -> tuple[str, int | None]:
+    """``host:port`` / ``[v6]:port`` / ``host`` -> (lowercase host, port or None)."""
+    text = authority.strip().lower()
+    if text.startswith("["):
+        name, _, rest = text[1:].partition("]")
+        port_text = rest.removeprefix(":")
+    else:
+        name, _, port_text = text.partition(":")
+    if not port_text:
+        return name, None
+    return name, int(port_text) if port_text.isdigit() else -1
+
+
 def _announce(text: str) -> None:
     sys.stderr.write(f"toolbound: {text}\n")
     sys.stderr.flush()
@@ -135,7 +232,8 @@ def _announce(text: str) -> None:
 
 def _sandbox_line(options: ServeOptions) -> str:
     """The Bash sandbox in force (or why the requested one is not), for stderr."""
-    return describe(SandboxPolicy.create(options.sandbox, network=options.network))
+    policy = SandboxPolicy.create(options.sandbox, network=options.network)
+    return describe(policy, fallback=options.sandbox_fallback)
 
 
 async def _end_then_die(pool: HostPool, signum: int) -> None:
@@ -182,9 +280,9 @@ async def serve_http(options: ServeOptions, host: str, port: int) -> None:
     on the next line, then the header MCP clients send: ``/mcp`` answers 401
     without that same token (:class:`BearerGuard`).
     """
-    web = _open_web(options, store=None)
+    web = _open_web(options, store=options.store)
     server = build_server(
-        _pool(options, on_start=web.attach, on_end=web.detach),
+        _pool(options, on_start=web.attach, on_end=web.detach, token=web.token),
         options.limits,
         options.profile,
     )
@@ -254,16 +352,17 @@ async def _run_http(
 
     from toolbound.web.server import listen
 
+    sock = listen(host, port)
+    bound_host, bound_port = sock.getsockname()[:2]
+    loopback = ipaddress.ip_address(bound_host).is_loopback
     config = uvicorn.Config(
-        app,
+        HostGuard(app, host=bound_host, port=bound_port, loopback=loopback),
         host=host,
         port=port,
         log_level="warning",
         lifespan=lifespan,
         timeout_graceful_shutdown=HTTP_SHUTDOWN_GRACE_S,
     )
-    sock = listen(host, port)
-    bound_host, bound_port = sock.getsockname()[:2]
     for line in announce(bound_host, bound_port):
         _announce(line)
     try:

@@ -3,7 +3,6 @@ results against their output schemas, and a session's end stops its jobs."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,7 @@ import mcp_types as types
 from mcp import Client
 
 from mcp_client import bearer_transport, read_announcement, serve_process
-from support import alive, wait_for
+from support import SANDBOX_PYTHON, alive, wait_for
 from toolbound.tooldefs import tool_defs
 
 WAIT_S = 30.0
@@ -36,7 +35,8 @@ async def test_an_mcp_client_lists_and_calls_the_job_tools(tmp_path: Path) -> No
                 assert listed[name].description == defs[name].description
                 assert listed[name].input_schema == defs[name].input_schema
                 assert listed[name].output_schema == defs[name].output_schema
-            command = f"{sys.executable} -u -c \"print('ready'); import time; time.sleep(600)\""
+            # Under serve's default sandbox: an interpreter a confined command can see.
+            command = f"{SANDBOX_PYTHON} -u -c \"print('ready'); import time; time.sleep(600)\""
             started = await client.call_tool("Bash", {"command": command, "background": True})
             job = structured(started)
             assert started.is_error is False

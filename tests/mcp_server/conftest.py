@@ -48,6 +48,10 @@ def serve_args(workspace: Path, data_dir: Path, *transport: str) -> list[str]:
         str(workspace),
         "--data-dir",
         str(data_dir),
+        # These tests watch the commands' PIDs from the host: unconfined (the
+        # default sandbox is tested in tests/tools/test_sandbox.py).
+        "--sandbox",
+        "off",
     ]
 
 

@@ -126,7 +126,10 @@ async def test_sessionless_requests_naming_different_sessions_are_kept_apart(
         result = await a.call_tool("Bash", SPILLING, meta=named("client-a"))
         assert result.structured_content is not None
         path = Path(result.structured_content["spill"]["stdout"])
-        assert path.relative_to(http_server.data_dir / "scratch").parts[0] == "client-a"
+        sid = path.relative_to(http_server.data_dir / "scratch").parts[0]
+        # The name's session lives in the token's namespace: n-<namespace>-<name>.
+        assert sid.startswith("n-")
+        assert sid.endswith("-client-a")
         refused = await b.call_tool("Read", {"path": str(path)}, meta=named("client-b"))
         assert refused.is_error
         assert refused.structured_content is not None
@@ -150,3 +153,24 @@ async def test_a_session_name_that_is_not_a_session_id_is_an_invalid_argument(
     assert result.structured_content is not None
     assert result.structured_content["error"]["code"] == "TOOL_INVALID_ARGUMENT"
     assert "'../escape'" in result.structured_content["error"]["message"]
+
+
+async def test_a_named_session_never_reaches_an_mcp_session(
+    http_server: HttpServer, clients: Clients
+) -> None:
+    async with (
+        clients.http(http_server, mode="legacy") as owner,
+        clients.http(http_server, mode="auto") as intruder,
+    ):
+        sid = await spill_session(owner, http_server.data_dir)
+        assert sid.startswith("mcp-")
+        spill = next((http_server.data_dir / "scratch" / sid / "tool-output").iterdir())
+        # Naming the MCP session's own id names a session in the intruder's namespace.
+        taken = await intruder.call_tool(
+            "Read", {"path": str(spill), "limit": 1}, meta={"toolbound/session": sid}
+        )
+        assert taken.structured_content is not None
+        assert taken.structured_content["error"]["code"] == "TOOL_PATH_NOT_ALLOWED"
+        own = await owner.call_tool("Read", {"path": str(spill), "limit": 1})
+        assert own.structured_content is not None
+        assert own.structured_content["content"] == "1\n"

@@ -88,9 +88,8 @@ async def test_writes_reach_only_the_allowed_places(
     command = TRY_WRITE + "".join(f"; try {path}" for path in targets.values())
     command += f"; cat {in_tmp}"
     result = await bash(host, command)
-    writable = {"tmp"} | (
-        {"workspace", "scratch"} if host.sandbox.mode == "workspace-write" else set()
-    )
+    # The scratch dir is the host's to write (CONTRACT section 16): read-only inside.
+    writable = {"tmp"} | ({"workspace"} if host.sandbox.mode == "workspace-write" else set())
     said = {
         name: f"{'wrote' if name in writable else 'refused'} {path}"
         for name, path in targets.items()
@@ -380,7 +379,19 @@ def test_call_takes_the_sandbox_and_no_network(places: dict[str, Path]) -> None:
 @pytest.mark.parametrize(
     ("args", "bwrap", "said"),
     [
-        ([], None, "toolbound: Bash sandbox: off (commands run unconfined, with the network)"),
+        (
+            ["--sandbox", "off"],
+            None,
+            "toolbound: Bash sandbox: off (commands run unconfined, with the network)",
+        ),
+        ([], None, "toolbound: Bash sandbox: workspace-write, network (bubblewrap "),
+        (
+            [],
+            "/no/such/bwrap",
+            "toolbound: Bash sandbox: OFF, commands run UNCONFINED with the network: the "
+            "default workspace-write sandbox cannot be built here (/no/such/bwrap could not "
+            "be run (",
+        ),
         (
             ["--sandbox", "workspace-write", "--no-network"],
             None,

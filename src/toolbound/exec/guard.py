@@ -20,6 +20,7 @@ Pieces:
     MARKER_VAR        the environment variable that carries the marker
     become_subreaper  make this process the child subreaper (once)
     next_marker       the next call's marker; starts the guard on first use
+    ensure_guard      start the guard now, outside any call's cgroup
     guard_pid         the guard's PID (never a member of any tree)
 """
 
@@ -59,6 +60,12 @@ def become_subreaper() -> bool:
 def next_marker() -> str:
     """The marker value of the next call, ``<host>.<n>`` (the guard starts with the first)."""
     return f"{_host_token()}.{next(_call_numbers)}"
+
+
+def ensure_guard() -> None:
+    """Start this process's guard now if it is not running (a spawn inside a pids
+    cgroup must not make the long-lived guard a member of its group)."""
+    _host_token()
 
 
 def guard_pid() -> int | None:

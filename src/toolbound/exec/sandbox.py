@@ -47,20 +47,44 @@ How a confined call runs::
   not build the sandbox, and the call is ``TOOL_SANDBOX_UNAVAILABLE`` with that
   reason; the command never ran, confined or not.
 
+What a confined command sees (CONTRACT sections 11 and 16):
+
+- **Never the server's own files.** The data dir (and a store kept elsewhere)
+  is masked by an empty read-only tmpfs wherever it lives, then this session's scratch
+  dir alone is bound back, read-only: the command reads its spill files and
+  job logs, only the host writes them.
+- **No host socket without the network.** With ``network=False`` the usual
+  socket folders (``/run``, ``/var/run``, ``/tmp/.X11-unix``, a PostgreSQL
+  store's socket folder) are masked too; abstract sockets belong to the host's
+  network namespace, which the command has left.
+- **Bounded.** ``Limits.sandbox_max_processes`` (``ulimit -u``, and a pids
+  cgroup where the host may make one: ``exec.pids``), ``sandbox_memory_bytes``
+  (``ulimit -v``, per process) and ``sandbox_tmp_bytes`` (the private /tmp's
+  size); ``bound_notice`` tells the model which one a failed command met.
+- **Mounts nest by depth.** Binds and masks are applied shallowest first, so
+  a workspace inside the data dir (or the data dir inside the workspace) ends
+  up as the deeper one says.
+
 Pieces:
-    SandboxMode, SANDBOX_MODES, SandboxPolicy, UNCONFINED   the mode and the network, one value
+    SandboxMode, SANDBOX_MODES, SandboxPolicy, UNCONFINED   what a command may see and do, one value
+    SOCKET_DIRS     the socket folders masked without the network
+    store_socket_dirs  the socket folder a postgresql:// URL names
     find_bwrap      $TOOLBOUND_BWRAP, else ``bwrap`` on PATH
     bwrap_args      policy -> bwrap's options (pure)
+    bound_notice    which bound a failed confined command met, for its result
     SandboxedShell  a confined tree (``exec.tree.Tree``)
     spawn           start a command's tree, confined or not: the one way in (Bash, jobs)
     probe, describe what ``serve`` announces
+    serve_default   ``serve``'s mode when none is asked for
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
+import resource
 import select
 import shutil
 import signal
@@ -70,10 +94,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, cast
+from urllib.parse import parse_qs, unquote, urlsplit
 
+from toolbound.exec.guard import ensure_guard
 from toolbound.exec.members import children_of, read_proc
+from toolbound.exec.pids import PidsGroup, pids_group
 from toolbound.exec.stopping import send
-from toolbound.exec.tree import Launch, Shell, Tree, spawn_shell, spawn_tree
+from toolbound.exec.tree import KEPT_BACK, Launch, Shell, Tree, spawn_shell, spawn_tree
+from toolbound.limits import DEFAULT_LIMITS
 from toolbound.results import ErrorCode, ToolError
 from toolbound.scratch import Scratch
 
@@ -99,8 +127,10 @@ SETUP_TIMEOUT_S = 30.0
 # nothing it does not wait for, but knows only fds 0-9 by number (the pipes
 # come above 2, where bwrap's monitor closes its copies, so often above 9) and
 # cannot undo the `&` ignoring (`env --default-signal` would cost an exec).
+# $6 $7 are the process and memory bounds (``ulimit -u``, ``ulimit -v`` in KiB).
 KEEPER = (
-    'out=$2 err=$3 gr=$4 gw=$5; { trap - INT QUIT; exec {gw}>&-; read -r -u "$gr" _; '
+    'out=$2 err=$3 gr=$4 gw=$5; ulimit -u "$6"; ulimit -v "$7"; '
+    '{ trap - INT QUIT; exec {gw}>&-; read -r -u "$gr" _; '
     "exec {gr}<&-; until read -r c </proc/1/comm && [[ $c == sleep ]]; do :; done; "
     'exec bash -c "$1" </dev/null >&"$out" 2>&"$err" {out}>&- {err}>&-; } & '
     'exec {gr}<&-; echo "$!" >&2; '
@@ -108,25 +138,76 @@ KEEPER = (
 )
 
 
+# Folders that hold the host's UNIX sockets (D-Bus, docker, PostgreSQL, systemd,
+# X11): masked for a command without the network.
+SOCKET_DIRS: tuple[Path, ...] = (Path("/run"), Path("/var/run"), Path("/tmp/.X11-unix"))
+
+
 @dataclass(frozen=True, slots=True)
 class SandboxPolicy:
-    """Where a Bash command may write and whether it has a network.
+    """What a Bash command may see and do: where it may write, whether it has a
+    network, what it never sees, and its bounds.
 
     ``bwrap`` is the bubblewrap binary found when the policy was made (None:
-    not found); it is only used when ``confined``.
+    not found); it is only used when ``confined``. ``keep_back`` names the
+    environment variables no command gets, confined or not. ``hidden`` are the
+    folders masked inside the sandbox (the data dir, the store's folder, a
+    PostgreSQL store's socket folder); ``allow_write`` folders stay writable
+    beside the workspace; ``protect_git`` keeps the workspace's ``.git/hooks``
+    and ``.git/config`` read-only under ``workspace-write``.
     """
 
     mode: SandboxMode = "off"
     network: bool = True
     bwrap: str | None = None
+    keep_back: frozenset[bytes] = KEPT_BACK
+    hidden: tuple[Path, ...] = ()
+    allow_write: tuple[Path, ...] = ()
+    protect_git: bool = False
+    max_processes: int = DEFAULT_LIMITS.sandbox_max_processes
+    memory_bytes: int = DEFAULT_LIMITS.sandbox_memory_bytes
+    tmp_bytes: int = DEFAULT_LIMITS.sandbox_tmp_bytes
 
     @classmethod
-    def create(cls, mode: str = "off", *, network: bool = True) -> SandboxPolicy:
-        """A policy for ``mode``; ValueError for a mode that does not exist."""
+    def create(
+        cls,
+        mode: str = "off",
+        *,
+        network: bool = True,
+        keep_env_back: Sequence[str] = (),
+        hidden: Sequence[Path] = (),
+        allow_write: Sequence[str | Path] = (),
+        protect_git: bool = False,
+        max_processes: int = DEFAULT_LIMITS.sandbox_max_processes,
+        memory_bytes: int = DEFAULT_LIMITS.sandbox_memory_bytes,
+        tmp_bytes: int = DEFAULT_LIMITS.sandbox_tmp_bytes,
+    ) -> SandboxPolicy:
+        """A policy for ``mode``; ValueError for a mode that does not exist, a
+        variable name that cannot be one, or a writable folder that is not one."""
         if mode not in SANDBOX_MODES:
             raise ValueError(f"sandbox must be one of {', '.join(SANDBOX_MODES)} (got {mode!r})")
-        policy = cls(mode, network)
-        return cls(policy.mode, network, find_bwrap()) if policy.confined else policy
+        for name in keep_env_back:
+            if not name or "=" in name or "\0" in name:
+                raise ValueError(f"--keep-env-back takes a variable's name (got {name!r})")
+        writable = tuple(Path(d).resolve() for d in allow_write)
+        for folder in writable:
+            if not folder.is_dir():
+                raise ValueError(f"--allow-write {folder} is not a folder")
+        policy = cls(
+            mode,
+            network,
+            None,
+            KEPT_BACK | {os.fsencode(name) for name in keep_env_back},
+            tuple(dict.fromkeys(Path(h).absolute() for h in hidden)),
+            writable,
+            protect_git,
+            max_processes,
+            memory_bytes,
+            tmp_bytes,
+        )
+        if not policy.confined:
+            return policy
+        return dataclasses.replace(policy, bwrap=find_bwrap())
 
     @property
     def confined(self) -> bool:
@@ -142,29 +223,78 @@ class SandboxPolicy:
 UNCONFINED = SandboxPolicy()
 
 
+def store_socket_dirs(store: str | Path) -> tuple[Path, ...]:
+    """The folder of the UNIX socket a ``postgresql://`` store URL connects through
+    (``?host=/dir`` or a percent-encoded path as the host); none for a data dir."""
+    if not isinstance(store, str) or "://" not in store:
+        return ()
+    parts = urlsplit(store)
+    hosts = parse_qs(parts.query).get("host", [])
+    netloc_host = unquote(parts.netloc.rpartition("@")[2])
+    found = [h for h in [*hosts, netloc_host] if h.startswith("/")]
+    return tuple(Path(h) for h in found)
+
+
 def find_bwrap() -> str | None:
     """``$TOOLBOUND_BWRAP`` when set (even naming a missing file), else ``bwrap`` on PATH."""
     return os.environ.get(BWRAP_VAR) or shutil.which("bwrap")
 
 
-def bwrap_args(policy: SandboxPolicy, *, cwd: Path, places: Sequence[Path]) -> list[str]:
-    """bwrap's options for ``policy`` (before ``--`` and the command); ``places``
-    are the workspace and the scratch dir, writable under ``workspace-write``."""
+def bwrap_args(policy: SandboxPolicy, *, cwd: Path, scratch: Path | None) -> list[str]:
+    """bwrap's options for ``policy`` (before ``--`` and the command): ``cwd`` is the
+    workspace, writable under ``workspace-write``; ``scratch`` this session's
+    scratch dir, bound back read-only inside the masked data dir."""
     args = ["--unshare-user", "--unshare-pid", "--die-with-parent", "--as-pid-1"]
     if not policy.network:
         args.append("--unshare-net")
+    # (path, options) pairs, applied shallowest path first (see the module docstring).
+    mounts: list[tuple[Path, list[str]]] = []
     if policy.mode == "off":
         # Only the network and the PID namespace: the files as they are.
         args += ["--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc"]
     else:
         # A fresh /dev holds null, zero, random, tty…, never the host's disks.
-        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-        # After the tmpfs, so a workspace under /tmp is still there: writable
-        # under workspace-write, read-only under read-only.
+        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        mounts.append((Path("/tmp"), ["--size", str(policy.tmp_bytes), "--tmpfs", "/tmp"]))
         bind = "--bind" if policy.mode == "workspace-write" else "--ro-bind"
-        for path in places:
-            args += [bind, str(path), str(path)]
+        mounts.append((cwd, [bind, str(cwd), str(cwd)]))
+        mounts += [(d, ["--bind", str(d), str(d)]) for d in policy.allow_write]
+        if policy.protect_git and policy.mode == "workspace-write":
+            for name in ("hooks", "config"):
+                kept = cwd / ".git" / name
+                if kept.exists():
+                    mounts.append((kept, ["--ro-bind", str(kept), str(kept)]))
+    masked = list(policy.hidden)
+    sealed: list[Path] = []
+    if not policy.network:
+        masked += SOCKET_DIRS
+    for folder in masked:
+        # A symlink (/var/run -> /run) is masked through its target; what is missing
+        # cannot be mounted on and holds nothing to hide.
+        if folder.is_dir() and not folder.is_symlink():
+            mounts.append((folder, ["--tmpfs", str(folder)]))
+            # Read-only once everything below it is mounted (bwrap makes mount points).
+            sealed.append(folder)
+    if scratch is not None:
+        mounts.append((scratch, ["--ro-bind", str(scratch), str(scratch)]))
+    for _path, options in sorted(mounts, key=lambda m: len(m[0].parts)):
+        args += options
+    for folder in sealed:
+        args += ["--remount-ro", str(folder)]
     return [*args, "--chdir", str(cwd)]
+
+
+def keeper_bounds(policy: SandboxPolicy) -> tuple[str, str]:
+    """The keeper's ``ulimit -u`` and ``ulimit -v`` (KiB) values: the policy's,
+    never above the host's own hard limits (which ``ulimit`` could not raise)."""
+
+    def capped(which: int, value: int) -> int:
+        hard = resource.getrlimit(which)[1]
+        return value if hard == resource.RLIM_INFINITY else min(value, hard)
+
+    processes = capped(resource.RLIMIT_NPROC, policy.max_processes)
+    memory = capped(resource.RLIMIT_AS, policy.memory_bytes)
+    return str(processes), str(memory // 1024)
 
 
 def unavailable(policy: SandboxPolicy, reason: str) -> ToolError:
@@ -188,6 +318,9 @@ class SandboxedShell:
     pidfd: int
     status: int | None = None
     torn_down: bool = False
+    # The tree's pids group (``exec.pids``) and whether a fork met its bound.
+    pids: PidsGroup | None = None
+    pids_hit: bool = False
 
     @property
     def stdout_fd(self) -> int:
@@ -272,6 +405,9 @@ class SandboxedShell:
         send(self.keeper_pid, signal.SIGKILL)
         _reap(self.monitor, grace_s)
         os.close(self.pidfd)
+        if self.pids is not None:
+            self.pids_hit = self.pids.hit()
+            self.pids.remove()
 
 
 def _state(pid: int) -> bytes:
@@ -314,33 +450,43 @@ async def spawn(command: str, *, cwd: Path, policy: SandboxPolicy, scratch: Scra
     cannot start unconfined.
     """
     if not policy.confined:
-        return spawn_shell(command, cwd=cwd)
+        return spawn_shell(command, cwd=cwd, keep_back=policy.keep_back)
     bwrap = policy.bwrap
     if bwrap is None:
         raise unavailable(policy, "bubblewrap (bwrap) is not installed (not found on PATH)")
-    places = [cwd, scratch.dir] if scratch.ensure() else [cwd]
-    options = bwrap_args(policy, cwd=cwd, places=places)
+    options = bwrap_args(policy, cwd=cwd, scratch=scratch.dir if scratch.ensure() else None)
+    bounds = keeper_bounds(policy)
     said_r, said_w = os.pipe()
     gate = os.pipe()
 
     def launch(out: int, err: int) -> Launch:
         fds = (out, err, *gate)
         argv = [bwrap, *options, "--", "bash", "-c", KEEPER, "toolbound-sandbox", command]
-        return Launch([*argv, *map(str, fds)], subprocess.DEVNULL, said_w, pass_fds=fds)
+        return Launch([*argv, *map(str, fds), *bounds], subprocess.DEVNULL, said_w, pass_fds=fds)
 
+    pids = pids_group(policy.max_processes)
+    if pids is not None:
+        ensure_guard()  # the host's guard outlives this tree: never in its group
     try:
-        monitor = spawn_tree(launch, cwd=cwd)
+        with pids.holding() if pids is not None else contextlib.nullcontext():
+            monitor = spawn_tree(launch, cwd=cwd, keep_back=policy.keep_back)
     except OSError as err:
         os.close(said_r)
+        if pids is not None:
+            pids.remove()
         raise unavailable(policy, f"{bwrap} could not be run ({err.strerror or err})") from err
     finally:
         for fd in (said_w, *gate):
             os.close(fd)
     try:
         said = await _first_line(said_r, SETUP_TIMEOUT_S)
-        return _attach(monitor, said, policy)
+        shell = _attach(monitor, said, policy)
+        shell.pids = pids
+        return shell
     except BaseException:
         _abandon(monitor)
+        if pids is not None:
+            pids.remove()
         raise
     finally:
         os.close(said_r)
@@ -408,7 +554,7 @@ def probe(policy: SandboxPolicy) -> str | None:
     cwd = Path.cwd()
     try:
         proc = subprocess.run(
-            [policy.bwrap, *bwrap_args(policy, cwd=cwd, places=[cwd]), "--", "true"],
+            [policy.bwrap, *bwrap_args(policy, cwd=cwd, scratch=None), "--", "true"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -425,8 +571,23 @@ def probe(policy: SandboxPolicy) -> str | None:
     return None
 
 
-def describe(policy: SandboxPolicy) -> str:
-    """The line ``serve`` prints: the sandbox in force, or why the requested one is not."""
+def serve_default(*, network: bool) -> tuple[SandboxMode, str | None]:
+    """``serve``'s mode when none is asked for: ``workspace-write`` where bubblewrap
+    builds it here, else ``off`` and the reason it could not (CONTRACT section 11)."""
+    reason = probe(SandboxPolicy.create("workspace-write", network=network))
+    return ("workspace-write", None) if reason is None else ("off", reason)
+
+
+def describe(policy: SandboxPolicy, *, fallback: str | None = None) -> str:
+    """The line ``serve`` prints (and its MCP instructions may say): the sandbox in
+    force, or why the requested one is not; ``fallback`` is why the default
+    ``workspace-write`` could not be built, when ``off`` stands in for it."""
+    if not policy.confined and fallback is not None:
+        return (
+            "Bash sandbox: OFF, commands run UNCONFINED with the network: the default "
+            f"workspace-write sandbox cannot be built here ({fallback}). Install bubblewrap "
+            f"({INSTALL_HINT}), or pass --sandbox off to choose this"
+        )
     if not policy.confined:
         return "Bash sandbox: off (commands run unconfined, with the network)"
     reason = probe(policy)
@@ -436,3 +597,47 @@ def describe(policy: SandboxPolicy) -> str:
             "Bash call fails with TOOL_SANDBOX_UNAVAILABLE"
         )
     return f"Bash sandbox: {policy.describe()} (bubblewrap {policy.bwrap})"
+
+
+# What a command's stderr says when it met a bound that only an rlimit or the
+# /tmp size enforces (the kernel counts no such refusal for the host to read).
+_MEMORY_SIGNS = ("Cannot allocate memory", "MemoryError", "out of memory", "bad_alloc")
+_FORK_SIGNS = ("fork: retry", "fork: Resource temporarily unavailable")
+_TMP_FULL_SIGN = "No space left on device"
+
+
+def bound_notice(tree: Tree, policy: SandboxPolicy, stderr: str) -> str | None:
+    """The sentence saying which sandbox bound a confined command met, or None.
+
+    A pids group counts its refused forks, so that bound is known whatever the
+    outcome; the others are told by what a command that failed printed.
+    """
+    if not isinstance(tree, SandboxedShell):
+        return None
+    if not tree.returncode and not tree.pids_hit:
+        return None
+    if not tree.returncode:
+        stderr = ""
+    met: list[str] = []
+    if tree.pids_hit or any(sign in stderr for sign in _FORK_SIGNS):
+        met.append(f"at most {policy.max_processes} processes (sandbox_max_processes)")
+    if any(sign in stderr for sign in _MEMORY_SIGNS):
+        met.append(
+            f"at most {_size(policy.memory_bytes)} of address space per process "
+            "(sandbox_memory_bytes)"
+        )
+    if policy.mode != "off" and _TMP_FULL_SIGN in stderr:
+        met.append(f"a private /tmp of {_size(policy.tmp_bytes)} (sandbox_tmp_bytes)")
+    if not met:
+        return None
+    # Only the counted refusal is certain; the rest is read from the command's words.
+    verb = "met" if tree.pids_hit and len(met) == 1 else "may have met"
+    return (
+        f"The command {verb} the Bash sandbox's bound of {' and '.join(met)}. Do the work "
+        "in smaller pieces, or ask the user to raise the bound (toolbound's Limits)."
+    )
+
+
+def _size(n_bytes: int) -> str:
+    mib = n_bytes / (1024 * 1024)
+    return f"{mib / 1024:g} GiB" if mib >= 1024 else f"{mib:g} MiB"

@@ -12,7 +12,8 @@ Pieces:
     Launch, spawn_tree  start any argv as a new tree (the sandbox starts bwrap so)
     spawn_shell       start ``bash -c COMMAND`` as a new tree
     bash_path         the bash on PATH, looked up once per value of PATH
-    environment       the host's environment as bytes, copied cheaply
+    KEPT_BACK         toolbound's own secrets, never in a command's environment
+    environment       the host's environment as bytes, copied cheaply, secrets kept back
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ from typing import Protocol
 
 from toolbound.exec.guard import MARKER_VAR, become_subreaper, next_marker
 from toolbound.exec.stopping import reap_lingering, stop_tree
+
+# The server's own variables (the bearer token, the store's URL with its password),
+# removed from every command's environment whatever else is kept back (CONTRACT 16).
+KEPT_BACK: frozenset[bytes] = frozenset({b"TOOLBOUND_TOKEN", b"TOOLBOUND_STORE"})
 
 _F_SETPIPE_SZ = 1031
 _PIPE_BYTES = 1024 * 1024
@@ -106,16 +111,19 @@ class Launch:
     executable: str | None = None
 
 
-def spawn_shell(command: str, *, cwd: Path) -> Shell:
+def spawn_shell(command: str, *, cwd: Path, keep_back: frozenset[bytes] = KEPT_BACK) -> Shell:
     """Start ``bash -c command`` in ``cwd`` as the root of a new tree.
 
     New session, stdin from /dev/null, all other descriptors closed, both
     pipes' write ends closed in the host once the child has them. The read
-    ends are non-blocking so a reader can also wait for a stop signal.
+    ends are non-blocking so a reader can also wait for a stop signal. The
+    variables named in ``keep_back`` are not in its environment.
     """
     bash = bash_path()
     return spawn_tree(
-        lambda out, err: Launch(["bash", "-c", command], out, err, executable=bash), cwd=cwd
+        lambda out, err: Launch(["bash", "-c", command], out, err, executable=bash),
+        cwd=cwd,
+        keep_back=keep_back,
     )
 
 
@@ -145,12 +153,17 @@ def _forget_bash() -> None:
     _bash_found = (None, None)
 
 
-def spawn_tree(launch_for: Callable[[int, int], Launch], *, cwd: Path) -> Shell:
+def spawn_tree(
+    launch_for: Callable[[int, int], Launch],
+    *,
+    cwd: Path,
+    keep_back: frozenset[bytes] = KEPT_BACK,
+) -> Shell:
     """Start ``launch_for(stdout_w, stderr_w)`` as the root of a new tree, as
     ``spawn_shell`` does; the sandbox hands its pipes to a wrapper this way."""
     become_subreaper()
     marker = next_marker()
-    env = environment()
+    env = environment(keep_back)
     env[MARKER_VAR.encode()] = marker.encode()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -185,19 +198,20 @@ def spawn_tree(launch_for: Callable[[int, int], Launch], *, cwd: Path) -> Shell:
     return Shell(proc, out_r, err_r, f"{MARKER_VAR}={marker}\0".encode(), pipes)
 
 
-def environment() -> dict[bytes, bytes]:
+def environment(keep_back: frozenset[bytes] = KEPT_BACK) -> dict[bytes, bytes]:
     """A copy of the host's environment as bytes, as exec takes them (nothing to
-    decode here or encode in Popen).
+    decode here or encode in Popen), without the variables named in ``keep_back``.
 
     ``dict(os.environb)`` goes through the mapping's Python methods, two calls
     per variable (34 us for 35 variables, timeit); CPython's ``os.environb``
     keeps the very bytes in a plain dict, copied here in C (0.4 us). Anything
-    else falls back to the mapping.
+    else falls back to the mapping. Keeping back costs one lookup per name kept.
     """
     data = getattr(os.environb, "_data", None)
-    if type(data) is dict:
-        return dict(data)
-    return dict(os.environb)
+    env = dict(data) if type(data) is dict else dict(os.environb)
+    for name in keep_back:
+        env.pop(name, None)
+    return env
 
 
 def _widen_pipe(fd: int) -> None:

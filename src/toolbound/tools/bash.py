@@ -179,6 +179,8 @@ async def run(args: BashArgs, ctx: ToolContext) -> BashResult | JobStartResult:
         lingering=len(stopped - {shell.pid}) if ending is Ending.EXITED else 0,
         invalid=invalid.items(),
     )
+    bound = sandbox.bound_notice(shell, ctx.sandbox, err.payload)
+    said += [bound] if bound else []
     return _result(
         shell,
         ending,

@@ -1,6 +1,8 @@
 """The web view's HTTP side: the page, its JSON API and its event streams.
 
-Routes (every one needs the token; without it the answer is 403):
+Routes (every one needs the token; without it the answer is 403). A session
+another token named (``toolbound.namespaces``) is neither listed nor opened:
+a route naming it answers 404.
 
     GET /                                      the page (``?token=`` sets the cookie
                                                and redirects to a URL without it)
@@ -89,6 +91,7 @@ from starlette.routing import Route
 
 from toolbound.jobs.table import JobTable
 from toolbound.limits import DEFAULT_LIMITS, Limits
+from toolbound.namespaces import visible_to
 from toolbound.store.summaries import machine_name
 from toolbound.web.calls import (
     CallRecord,
@@ -239,6 +242,10 @@ class WebView:
         async def guarded(request: Request) -> Response:
             if not self.authorized(request):
                 return PlainTextResponse(_FORBIDDEN, status_code=403, headers=_HEADERS)
+            sid = request.path_params.get("sid")
+            if sid is not None and not visible_to(self.token, sid):
+                # Another token's named session: as if there were none.
+                return PlainTextResponse("no such session\n", status_code=404, headers=_HEADERS)
             response = await endpoint(request)
             for key, value in _HEADERS.items():
                 response.headers.setdefault(key, value)
@@ -306,6 +313,7 @@ class WebView:
         seen = {r.session_id for r in self.hub.records()}
         unstored = [sid for sid in [*live, *sorted(seen - set(live))] if sid not in known]
         rows = [self._hub_row(sid) for sid in unstored] + stored
+        rows = [row for row in rows if visible_to(self.token, row["id"])]
         return JSONResponse(
             {
                 "here": self.here,
