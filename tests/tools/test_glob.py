@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from support import write
+from support import run_cli, write
 from toolbound import ToolHost
 from toolbound.limits import DEFAULT_LIMITS, Limits
 
@@ -232,3 +232,21 @@ async def test_file_names_are_reported_whole(host: ToolHost, ws: Path) -> None:
     write(ws, "two\nlines.txt", age=1)
     write(ws, "tab\tand space.txt", age=2)
     assert await glob(host, pattern="*.txt") == listing("two\nlines.txt", "tab\tand space.txt")
+
+
+def test_a_glob_that_would_make_a_backtracking_engine_hang_answers(tmp_path: Path) -> None:
+    # Eleven stars in one folder name against a 200-character name that fails only at
+    # its end: a backtracking regex tries ~200^11 splits; RE2 answers in linear time.
+    ws = tmp_path / "ws"
+    write(ws, "a" * 200 + "/c.txt")
+    write(ws, "a" * 20 + "b/c.txt")
+    stars = "*a" * 11
+    done = run_cli(
+        "call",
+        "Glob",
+        json.dumps({"pattern": f"**/{stars}*b/c.txt"}),
+        "--workspace",
+        str(ws),
+        cwd=tmp_path,
+    )
+    assert (done.returncode, json.loads(done.stdout)) == (0, listing("a" * 20 + "b/c.txt"))

@@ -223,7 +223,8 @@ def _describe_job_output(limits: Limits) -> str:
         f"{err.max_lines} lines; a cut stream carries a [truncated: …] marker naming the "
         "job's log file, to Read or Grep. `waitS` (0-"
         f"{limits.job_wait_max_s:g}, default 0) waits for new output, the job's end, or, "
-        "with `until` (a Python `re` regex, `^`/`$` at each line), for a line that matches "
+        "with `until` (an RE2 regex: Python `re` syntax without backreferences or look-around, "
+        "matched in linear time; `^`/`$` at each line), for a line that matches "
         'it (returned in `matched`): e.g. `until: "listening on"` to wait for a server. '
         "Returns `state` (running, exited, killed, timedOut), `exitCode`, `signal`, `next`, "
         f"`totals` and `omitted`. Each log keeps {_log_bound(limits)} of its stream and "
