@@ -298,6 +298,55 @@ async def test_a_failed_spill_drops_only_the_spill_sentence(tmp_path: Path, sand
     }
 
 
+# The CLI on a read-only mount of the data dir (its own mount namespace: root's
+# privileges pass any mode bits, never a read-only mount).
+_READ_ONLY_CALL = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
+
+
+@pytest.mark.parametrize("profile", ["exact", "economy"])
+def test_a_read_only_data_dir_drops_only_the_spill_sentence(tmp_path: Path, profile: str) -> None:
+    data, ws = tmp_path / "data", tmp_path / "ws"
+    data.mkdir()
+    ws.mkdir()
+    command = "seq 1 300000; seq 1 300000 >&2"
+    done = subprocess.run(
+        [
+            "unshare",
+            "-rm",
+            "sh",
+            "-c",
+            _READ_ONLY_CALL,
+            "sh",
+            str(data),
+            sys.executable,
+            "-m",
+            "toolbound",
+            "call",
+            "Bash",
+            json.dumps({"command": command}),
+            "--workspace",
+            str(ws),
+            "--data-dir",
+            str(data),
+            "--profile",
+            profile,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    result = json.loads(done.stdout)
+    assert (done.returncode, result["spill"], result["truncated"]) == (0, {}, True)
+    assert result["totals"]["stdout"] == {"bytes": len(seq_text(1, 300000)), "lines": 300000}
+    for stream in ("stdout", "stderr"):
+        assert "Full output saved" not in result[stream]
+        assert "Narrow the request to see more.]" in result[stream]
+    assert result["stdout"].startswith("1\n2\n")
+    assert result["stderr"].endswith("299999\n300000\n")
+    assert list(data.iterdir()) == []
+
+
 # -- timeout, abort and the process tree ------------------------------------------------
 
 # A child, a setsid grandchild and a double-forked daemon, all ignoring SIGTERM.
