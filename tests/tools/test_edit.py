@@ -263,6 +263,35 @@ async def test_the_file_mode_is_kept(host: ToolHost, ws: Path) -> None:
     assert script.read_text() == "echo two\n"
 
 
+async def test_a_read_only_file_is_refused_by_edit_and_write_saying_how_to_change_it(
+    host: ToolHost, ws: Path
+) -> None:
+    # Mode bits, not access(): the refusal holds for root, whom access() lets write.
+    kept = ws / "kept.txt"
+    kept.write_text("one\n")
+    kept.chmod(0o444)
+    await read(host, "kept.txt")
+    refused = [
+        await edit(host, "kept.txt", "one", "two"),
+        await call(host, "Write", path="kept.txt", content="two\n"),
+    ]
+    assert refused == [
+        {
+            "error": {
+                "code": "TOOL_PERMISSION_DENIED",
+                "message": f"kept.txt is read-only (mode 0444); {tool} does not change a "
+                "read-only file. If it should change, make it writable first (Bash: `chmod u+w "
+                "kept.txt`), then call again.",
+            }
+        }
+        for tool in ("Edit", "Write")
+    ]
+    assert (kept.read_text(), kept.stat().st_mode & 0o7777) == ("one\n", 0o444)
+    kept.chmod(0o644)
+    assert "error" not in await edit(host, "kept.txt", "one", "two")
+    assert kept.read_text() == "two\n"
+
+
 # -- Write -------------------------------------------------------------------------------------
 
 
