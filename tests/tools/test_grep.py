@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -573,3 +574,56 @@ async def test_the_rg_on_path_is_never_used(
     monkeypatch.setenv("RIPGREP_CONFIG_PATH", str(write(tmp_path, "rgrc", "--max-count=0\n")))
     write(ws, "a.txt", "hit\n")
     assert (await grep(host, pattern="hit"))["matches"] == [m("a.txt", 1, "hit")]
+
+
+# The CLI's call in a fresh process, and the largest resident set of it and of the
+# processes it waited for (rg among them), in KB.
+_PEAK_RSS = """
+import resource, subprocess, sys
+done = subprocess.run([sys.executable, "-m", "toolbound", *sys.argv[1:]], capture_output=True,
+                      text=True, timeout=120)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+print(done.stdout)
+"""
+
+
+def test_an_explicit_path_to_a_huge_sparse_file_answers_at_once_in_bounded_memory(
+    tmp_path: Path, ws: Path
+) -> None:
+    holes = ws / "disk.img"
+    with open(holes, "wb") as f:
+        f.truncate(3 * 1024**3)  # 3 GB of NUL bytes, none of them on disk
+    write(ws, "notes.txt", "x marks the spot\n")
+    peaks, results = [], []
+    for path in ("disk.img", "notes.txt"):  # the image, then a small text file beside it
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                _PEAK_RSS,
+                "call",
+                "Grep",
+                json.dumps({"pattern": "marks", "path": path}),
+                "--workspace",
+                str(ws),
+                "--data-dir",
+                str(tmp_path / "data"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=True,
+        )
+        peak, result = done.stdout.split("\n", 1)
+        peaks.append(int(peak))
+        results.append(json.loads(result))
+    assert results == [
+        {"matches": [], "count": 0, "files": 0, "truncated": False},
+        {
+            "matches": [m("notes.txt", 1, "x marks the spot")],
+            "count": 1,
+            "files": 1,
+            "truncated": False,
+        },
+    ]
+    assert max(peaks) < 200 * 1024, peaks
