@@ -345,3 +345,29 @@ async def test_an_edit_is_recorded_and_replays_from_the_store(
     with SessionStore(str(tmp_path / "data"), scratch_dir=tmp_path / "data") as store:
         assert store.events("e1") == events
     assert events[-1]["text"].startswith("Edited a.py: 1 replacement.\n--- a/a.py")
+
+
+async def test_a_write_of_broken_text_answers_and_is_recorded_with_its_arguments(
+    tmp_path: Path, ws: Path
+) -> None:
+    # A lone surrogate cannot go into a UTF-8 column as it is; the call is still recorded.
+    async with ToolHost(ws, data_dir=tmp_path / "data", session_id="s1") as host:
+        events = [
+            e
+            async for e in host.stream(
+                "Write", {"path": "bad.txt", "content": "a\udcffb"}, tool_call_id="w1"
+            )
+        ]
+    assert events[-1]["result"] == {
+        "error": {
+            "code": "TOOL_INVALID_ARGUMENT",
+            "message": "content is not valid Unicode text (a lone surrogate at character 1); "
+            "pass the text as it appears in the file.",
+        }
+    }
+    with SessionStore(str(tmp_path / "data"), scratch_dir=tmp_path / "data") as store:
+        assert store.events("w1") == events
+        calls = store.tool_calls("s1")
+    assert [(c["tool"], c["args"]) for c in calls] == [
+        ("Write", {"path": "bad.txt", "content": "a\udcffb"})
+    ]
