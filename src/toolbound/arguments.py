@@ -286,10 +286,26 @@ def _strings(value: object, where: str) -> Iterator[tuple[str, str]]:
             yield from _strings(item, f"{where}.{i}")
 
 
+def _lone_surrogate(text: str) -> int | None:
+    """Where ``text`` holds a lone surrogate (a JSON ``\\udcff`` escape), or None."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        return err.start
+    return None
+
+
 def _string_problem(raw: dict[str, object], program_arguments: Mapping[str, str]) -> str | None:
-    """A NUL byte in any string argument (no path, pattern or command can carry one), or a
-    program's argument longer than the kernel takes; None when there is neither."""
+    """A lone surrogate or a NUL byte in any string argument (no text, path, pattern or
+    command can carry one), or a program's argument longer than the kernel takes; None
+    when there is none of them."""
     for where, value in _strings(raw, ""):
+        if not value.isascii() and (surrogate := _lone_surrogate(value)) is not None:
+            return (
+                f"'{where}' holds a lone surrogate (U+{ord(value[surrogate]):04X} at character "
+                f"{surrogate}), which is not Unicode text; send the text itself (a file name "
+                "that is not UTF-8 is written as the tools print it, each such byte as \\xHH)"
+            )
         if "\x00" in value:
             return (
                 f"'{where}' holds a NUL byte (\\0), which no path, pattern, command line or "

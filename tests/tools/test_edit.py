@@ -361,8 +361,10 @@ async def test_a_write_of_broken_text_answers_and_is_recorded_with_its_arguments
     assert events[-1]["result"] == {
         "error": {
             "code": "TOOL_INVALID_ARGUMENT",
-            "message": "content is not valid Unicode text (a lone surrogate at character 1); "
-            "pass the text as it appears in the file.",
+            "message": "Invalid arguments for Write: 'content' holds a lone surrogate (U+DCFF "
+            "at character 1), which is not Unicode text; send the text itself (a file name "
+            "that is not UTF-8 is written as the tools print it, each such byte as \\xHH). "
+            "Fix the arguments and call again.",
         }
     }
     with SessionStore(str(tmp_path / "data"), scratch_dir=tmp_path / "data") as store:
