@@ -85,10 +85,13 @@ def read_window(
             if offset == 0:
                 return "The file is empty."
             return f"offset {offset} is past the end: the file is empty (0 lines)."
-        last_page = max(0, total_lines - limit_lines)
+        if total_lines <= limit_lines:
+            where = f"all of them fit one window of {limit_lines} lines, from offset 0"
+        else:
+            where = f"the last {limit_lines} lines start at offset {total_lines - limit_lines}"
         return (
             f"offset {offset} is past the end: the file has {_plural(total_lines, 'line')}. "
-            f"Use an offset below {total_lines} (offset {last_page} shows the last lines)."
+            f"Use an offset below {total_lines} ({where})."
         )
     first, last = offset + 1, offset + line_count
     shown = f"line {first}" if first == last else f"lines {first}-{last}"
