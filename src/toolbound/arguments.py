@@ -89,9 +89,9 @@ class GrepArgs(Args):
     type: str | None = Field(default=None, description="Only files of this rg type.")
     output_mode: OutputMode = Field(default="content", alias="outputMode")
     head_limit: int | None = Field(
-        default=None, ge=1, alias="headLimit", description="Most entries to return."
+        default=None, ge=1, alias="headLimit", description="Most matches to return."
     )
-    offset: int = Field(default=0, ge=0, description="Entries to skip (paging).")
+    offset: int = Field(default=0, ge=0, description="Matches to skip (paging).")
     case_insensitive: bool = Field(default=False, alias="caseInsensitive")
     multiline: bool = False
     before: int | None = Field(default=None, ge=0, description="Context lines.")

@@ -627,3 +627,28 @@ def test_an_explicit_path_to_a_huge_sparse_file_answers_at_once_in_bounded_memor
         },
     ]
     assert max(peaks) < 200 * 1024, peaks
+
+
+async def test_head_limit_counts_matches_and_their_context_comes_with_them(
+    host: ToolHost, ws: Path
+) -> None:
+    write(ws, "c.txt", "".join(f"hit {i}\n" if i % 4 == 0 else f"{i}\n" for i in range(1, 41)))
+    first = await grep(host, pattern="hit", headLimit=3, before=2, after=2)
+    assert first["matches"] == [
+        *[c("c.txt", n, str(n)) for n in (2, 3)],
+        m("c.txt", 4, "hit 4"),
+        *[c("c.txt", n, str(n)) for n in (5, 6, 7)],
+        m("c.txt", 8, "hit 8"),
+        *[c("c.txt", n, str(n)) for n in (9, 10, 11)],
+        m("c.txt", 12, "hit 12"),
+        *[c("c.txt", n, str(n)) for n in (13, 14)],
+    ]
+    assert (first["count"], first["truncated"]) == (13, True)
+    assert "offset 3" in first["notice"]
+    # The next page starts with the before lines of the fourth match, none repeated.
+    second = await grep(host, pattern="hit", headLimit=1, offset=3, before=2, after=2)
+    assert second["matches"] == [
+        c("c.txt", 15, "15"),
+        m("c.txt", 16, "hit 16"),
+        *[c("c.txt", n, str(n)) for n in (17, 18)],
+    ]

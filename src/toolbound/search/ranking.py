@@ -114,10 +114,12 @@ class Entry:
 
 
 class FirstEntries:
-    """Keeps the ``capacity`` smallest ``(rank, line)`` entries offered."""
+    """Keeps the ``capacity`` smallest ``(rank, line)`` entries offered; ``matches``
+    counts the kept entries that are matches (not context lines)."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
+        self.matches = 0
         # Negated keys: heap[0] is the entry ranking last.
         self._heap: list[tuple[int, int, str, bool, bool]] = []
 
@@ -126,7 +128,11 @@ class FirstEntries:
         if len(self._heap) < self.capacity:
             heapq.heappush(self._heap, item)
         elif item > self._heap[0]:
-            heapq.heapreplace(self._heap, item)
+            dropped = heapq.heapreplace(self._heap, item)
+            self.matches -= not dropped[4]
+        else:
+            return
+        self.matches += not context
 
     def __len__(self) -> int:
         return len(self._heap)
