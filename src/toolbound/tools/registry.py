@@ -159,7 +159,9 @@ def _describe_glob(limits: Limits) -> str:
         "`src/**/*.py`; a pattern without `/` matches file names at any depth, e.g. "
         "`*.md`) under `path` (default: the workspace), honouring .gitignore and "
         ".ignore; an explicit `path` inside an ignored folder (node_modules, a spill dir) "
-        f"is searched. Returns at most `limit` paths (default {d}, max {m}), newest "
+        "is searched; hidden files and folders are listed when a pattern component names "
+        "them with a literal `.` (e.g. `.github/workflows/*.yml`, `.eslintrc.json`). "
+        f"Returns at most `limit` paths (default {d}, max {m}), newest "
         "modification time first; `truncated` is true when more matched: narrow "
         "`pattern` or `path`."
     )
