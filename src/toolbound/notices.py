@@ -158,9 +158,19 @@ def budget_reached(budget: Budget) -> str:
     return f"The page stopped at the {budget.label} result budget."
 
 
-def clipped_lines(n: int, *, max_line_chars: int) -> str:
+def clipped_lines(n: int, *, max_line_chars: int, windowed: tuple[int, int] | None = None) -> str:
+    """Grep's sentence for clipped lines; ``windowed`` is the first entry whose window
+    starts inside its line (its line number and ``column``), if any."""
     noun = "line was" if n == 1 else "lines were"
-    return f"{n} {noun} clipped at {max_line_chars} characters."
+    said = f"{n} {noun} clipped at {max_line_chars} characters."
+    if windowed is not None:
+        line, column = windowed
+        said += (
+            " A clipped line shows the window holding its first match; where that window "
+            f"starts inside the line, `column` says at which character (line {line}: "
+            f"column {column})."
+        )
+    return said
 
 
 def skipped_paths(n: int, *, first: str | None) -> str:

@@ -266,13 +266,20 @@ async def test_a_match_deep_in_a_giant_minified_line_is_shown(host: ToolHost, ws
     write(ws, "bundle.min.js", line + "\n")
     at = line.index("needle")
     assert at == 600_000
-    assert await grep(host, pattern="needle") == {
-        "matches": [m("bundle.min.js", 1, line[at - limit // 4 : at - limit // 4 + limit])],
+    start = at - limit // 4
+    result = await grep(host, pattern="needle")
+    assert result == {
+        "matches": [{**m("bundle.min.js", 1, line[start : start + limit]), "column": start + 1}],
         "count": 1,
         "files": 1,
         "truncated": False,
-        "notice": f"1 line was clipped at {limit} characters.",
+        "notice": f"1 line was clipped at {limit} characters. A clipped line shows the window "
+        "holding its first match; where that window starts inside the line, `column` says at "
+        f"which character (line 1: column {start + 1}).",
     }
+    assert model_text("Grep", result).startswith(
+        f"bundle.min.js\n1:[from column {start + 1}] {line[start : start + 20]}"
+    )
 
 
 async def test_the_match_window_is_cut_on_characters_and_ends_with_the_line(
@@ -284,10 +291,11 @@ async def test_the_match_window_is_cut_on_characters_and_ends_with_the_line(
     early = "x" * 100 + "needle" + "y" * 5_000
     write(ws, "w.txt", "\n".join([middle, late, early]) + "\n")
     at = 50_000
-    assert [e["text"] for e in (await grep(host, pattern="needle"))["matches"]] == [
-        middle[at - limit // 4 : at - limit // 4 + limit],
-        late[-limit:],
-        early[:limit],
+    found = (await grep(host, pattern="needle"))["matches"]
+    assert [(e["text"], e.get("column")) for e in found] == [
+        (middle[at - limit // 4 : at - limit // 4 + limit], at - limit // 4 + 1),
+        (late[-limit:], len(late) - limit + 1),
+        (early[:limit], None),
     ]
 
 

@@ -93,7 +93,7 @@ class SecondPass:
 
             def consume(stream: IO[bytes], ranks: dict[bytes, int] = ranks) -> None:
                 for r in read_records(stream, paths=ranks, max_chars=max_chars):
-                    heap.add(ranks[r.path], r.line, r.text, r.clipped, r.context)
+                    heap.add(ranks[r.path], r.line, r.text, r.clipped, r.context, r.column)
 
             flags = ["--line-number", "--column", "--no-heading", "--no-context-separator"]
             outcome = await self._run([*flags, "--max-count", str(need), *context], batch, consume)

@@ -233,7 +233,9 @@ async def _content_result(
         if e.rank not in paths:
             paths[e.rank] = scope.shown(ctx.roots, files.text[e.rank])
     matches = [
-        GrepMatch(path=paths[e.rank], line=e.line, text=e.text, context=e.context or None)
+        GrepMatch(
+            path=paths[e.rank], line=e.line, text=e.text, context=e.context or None, column=e.column
+        )
         for e in window
     ]
     pager = PageNotice(args, ctx.limits, [files.found.outcome, *outcomes])
@@ -252,6 +254,7 @@ async def _content_result(
                 more=more,
                 stopped_by=fit_stop,
                 clipped=sum(e.clipped for e in window[:n]),
+                windowed=next(((e.line, e.column) for e in window[:n] if e.column), None),
                 available=len(window),
             ),
         )
