@@ -641,6 +641,20 @@ async def test_a_command_reading_stdin_gets_eof_at_once(host: ToolHost) -> None:
     assert clean(result) == plain("read=1\n")
 
 
+async def test_a_stdin_reader_that_leaves_a_process_behind_ends_and_says_so(
+    host: ToolHost,
+) -> None:
+    # Both at once: the reads end at once (stdin is /dev/null), the shell exits, and the
+    # process it left holding its pipes is stopped and named in the notice.
+    result = await call(host, {"command": "sleep 600 & cat; read -r x; echo read=$?", "timeout": 5})
+    assert clean(result) == plain(
+        "read=1\n",
+        notice="The shell exited but 1 process it started kept running; "
+        "stopped 1 lingering process. To keep a server or watcher running "
+        "after the call, start it with `background: true` (then JobOutput, JobStop).",
+    )
+
+
 @pytest.mark.parametrize("command", ["", "   ", "\n"])
 async def test_an_empty_command_is_an_invalid_argument(host: ToolHost, command: str) -> None:
     result = await call(host, {"command": command})
