@@ -70,6 +70,7 @@ async def start(host: ToolHost, command: str, **args: Any) -> dict[str, Any]:
 
 async def ended(host: ToolHost, job_id: str) -> dict[str, Any]:
     """The job's output once it ended (it must end within the wait)."""
-    out = await host.call("JobOutput", {"jobId": job_id, "waitS": 30, "until": "(?!)"})
+    # `\z.` (a character after the end) never matches: the wait ends with the job.
+    out = await host.call("JobOutput", {"jobId": job_id, "waitS": 30, "until": r"\z."})
     assert out["state"] != "running", out
     return out

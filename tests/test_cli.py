@@ -147,7 +147,6 @@ DEEP = "[" * 50_000 + "]" * 50_000
         ('{"path": "a", "x": ' + "[" * 5000 + "]" * 5000 + "}", "nested too deeply"),
         ('{"path": "a", "limit": ' + "9" * 5000 + "}", "JSON_ARGS is not valid JSON"),
         ('{"command": "true", "timeout": NaN}', "NaN is not a JSON number"),
-        ('{"path": "\\ud800"}', "surrogates not allowed"),
     ],
 )
 def test_json_arguments_that_cannot_be_taken_are_a_usage_error(
@@ -159,6 +158,33 @@ def test_json_arguments_that_cannot_be_taken_are_a_usage_error(
     assert says in out.stderr
     assert "Traceback" not in out.stderr
     assert len(out.stderr) < 500
+
+
+def test_a_lone_surrogate_escape_in_json_arguments_is_a_tool_argument_error(
+    tmp_path: Path,
+) -> None:
+    # Valid JSON, but not text: the tool refuses it (exit 1), and the call is recorded.
+    out = run(
+        "call",
+        "Read",
+        '{"path": "bad-\\udcff.txt"}',
+        "--data-dir",
+        str(tmp_path / "d"),
+        cwd=tmp_path,
+    )
+    assert (out.returncode, json.loads(out.stdout), out.stderr) == (
+        1,
+        {
+            "error": {
+                "code": "TOOL_INVALID_ARGUMENT",
+                "message": "Invalid arguments for Read: 'path' holds a lone surrogate (U+DCFF "
+                "at character 4), which is not Unicode text; send the text itself (a file name "
+                "that is not UTF-8 is written as the tools print it, each such byte as \\xHH). "
+                "Fix the arguments and call again.",
+            }
+        },
+        "",
+    )
 
 
 @pytest.mark.parametrize(

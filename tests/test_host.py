@@ -103,3 +103,67 @@ async def test_a_host_leaves_no_files_behind_when_nothing_spilled(tmp_path: Path
         await h.call("Read", {})
     assert not (tmp_path / "d" / "scratch").exists()
     assert list((tmp_path / "d" / "locks").iterdir()) == []
+
+
+# Every string argument of every tool, in a call that is otherwise well formed.
+_STRING_ARGUMENTS: dict[str, dict[str, Any]] = {
+    "Read": {"path": "a.txt"},
+    "Glob": {"pattern": "*", "path": "."},
+    "Grep": {"pattern": "x", "path": ".", "glob": "*", "type": "py"},
+    "Bash": {"command": "true", "description": "nothing"},
+    "Edit": {"path": "a.txt", "oldString": "a", "newString": "b"},
+    "Write": {"path": "a.txt", "content": "b"},
+    "JobOutput": {"jobId": "job_x", "until": "x"},
+    "JobStop": {"jobId": "job_x"},
+}
+
+
+def test_the_nul_byte_table_names_every_string_argument_of_every_tool() -> None:
+    from toolbound.tools.registry import SPECS
+
+    strings = {
+        spec.name: sorted(
+            (field.alias or name)
+            for name, field in spec.args.model_fields.items()
+            if "str" in str(field.annotation)
+        )
+        for spec in SPECS
+    }
+    assert strings == {tool: sorted(args) for tool, args in _STRING_ARGUMENTS.items()}
+
+
+@pytest.mark.parametrize(
+    ("tool", "name"), [(tool, name) for tool, args in _STRING_ARGUMENTS.items() for name in args]
+)
+async def test_a_nul_byte_in_any_string_argument_is_an_invalid_argument(
+    host: ToolHost, tool: str, name: str
+) -> None:
+    args = {**_STRING_ARGUMENTS[tool], name: "a\x00b"}
+    assert await host.call(tool, args) == {
+        "error": {
+            "code": "TOOL_INVALID_ARGUMENT",
+            "message": f"Invalid arguments for {tool}: '{name}' holds a NUL byte (\\0), which "
+            "no path, pattern, command line or text file can carry; remove it (a command can "
+            "still make one: printf '\\0'). Fix the arguments and call again.",
+        }
+    }
+
+
+async def test_a_command_longer_than_one_program_argument_says_to_run_a_script(
+    host: ToolHost,
+) -> None:
+    longest = "#" + "x" * (128 * 1024 - 2)  # 131071 bytes: bash still takes it
+    assert (await host.call("Bash", {"command": longest}))["exitCode"] == 0
+    too_long = await host.call("Bash", {"command": longest + "é"})
+    assert too_long == {
+        "error": {
+            "code": "TOOL_INVALID_ARGUMENT",
+            "message": "Invalid arguments for Bash: 'command' is 131073 bytes, longer than the "
+            "131071 bytes the kernel takes for one argument of a program (MAX_ARG_STRLEN, "
+            "128 KiB); write the script to a file with Write, then run that file (`bash "
+            "script.sh`). Fix the arguments and call again.",
+        }
+    }
+    grep = await host.call("Grep", {"pattern": "x" * 200_000})
+    assert grep["error"]["code"] == "TOOL_INVALID_ARGUMENT"
+    assert "'pattern' is 200000 bytes" in grep["error"]["message"]

@@ -86,7 +86,7 @@ def test_descriptions_carry_the_numbers_and_scoping_parameters() -> None:
     for phrase in (
         "`since`",
         "`waitS` (0-300, default 0)",
-        "`until` (a Python `re` regex",
+        "`until` (an RE2 regex: Python `re` syntax without backreferences or look-around",
         "first 96KB / 4000 lines",
         "last 96KB / 4000 lines",
         "first 1024KB and its last 4096KB or more (at most 9216KB)",

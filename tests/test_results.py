@@ -157,7 +157,7 @@ def test_error_result_shape_and_codes() -> None:
 
 def test_models_refuse_unknown_fields() -> None:
     with pytest.raises(ValidationError):
-        GrepMatch(path="a", line=1, text="x", column=3)  # type: ignore[call-arg]
+        GrepMatch(path="a", line=1, text="x", offset=3)  # type: ignore[call-arg]
 
 
 def test_a_result_event_of_a_wire_dict_is_the_one_the_model_dumps() -> None:

@@ -18,6 +18,7 @@ Pieces:
     ApplyPatchArgs
     JobOutputArgs, JobSince, JobStopArgs     and of the two that follow background jobs
     OUTPUT_MODES                             Grep's accepted spellings
+    ARG_MAX_BYTES                            the longest string the kernel takes as one argument
     Limited                                  an argument whose default and range follow the limits
     parse_args                               raw dict -> checked model, defaults filled
 """
@@ -25,15 +26,20 @@ Pieces:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from toolbound.results import ErrorCode, ToolError
 
 OutputMode = Literal["content", "filesWithMatches", "count"]
+
+# Linux's MAX_ARG_STRLEN: one argument of a program started is at most 32 pages
+# (128 KiB), its terminating NUL included. A longer Bash command (it is
+# `bash -c COMMAND`) or Grep pattern cannot start at all (E2BIG).
+ARG_MAX_BYTES = 128 * 1024 - 1
 
 OUTPUT_MODES: dict[str, OutputMode] = {
     "content": "content",
@@ -48,6 +54,9 @@ class Args(BaseModel):
     # Strict: JSON types are taken as they are, for every tool alike (a string
     # "5" is not a number, true is not 1, 5.0 is not an integer).
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
+    # Wire names of the string arguments handed to a program as one argument each
+    # (at most ARG_MAX_BYTES), with what to do instead of a longer one.
+    program_arguments: ClassVar[Mapping[str, str]] = {}
 
     def problem(self) -> str | None:
         """What is wrong with well-typed arguments, checked before the ranges; None if nothing."""
@@ -61,21 +70,29 @@ class ReadArgs(Args):
 
 
 class GlobArgs(Args):
+    program_arguments: ClassVar[Mapping[str, str]] = {"pattern": "use a shorter pattern"}
+
     pattern: str = Field(min_length=1, description="Glob, e.g. **/*.ts")
     path: str | None = Field(default=None, description="Folder to search in.")
     limit: int | None = Field(default=None, description="Most paths to return, {range}.")
 
 
 class GrepArgs(Args):
+    program_arguments: ClassVar[Mapping[str, str]] = {
+        "pattern": "search for a shorter pattern (or several shorter ones, one call each)",
+        "glob": "use a shorter glob",
+        "type": "use a shorter type name",
+    }
+
     pattern: str = Field(min_length=1, description="Regex (ripgrep syntax).")
     path: str | None = Field(default=None, description="File or folder to search.")
     glob: str | None = Field(default=None, description="Only files matching this glob.")
     type: str | None = Field(default=None, description="Only files of this rg type.")
     output_mode: OutputMode = Field(default="content", alias="outputMode")
     head_limit: int | None = Field(
-        default=None, ge=1, alias="headLimit", description="Most entries to return."
+        default=None, ge=1, alias="headLimit", description="Most matches to return."
     )
-    offset: int = Field(default=0, ge=0, description="Entries to skip (paging).")
+    offset: int = Field(default=0, ge=0, description="Matches to skip (paging).")
     case_insensitive: bool = Field(default=False, alias="caseInsensitive")
     multiline: bool = False
     before: int | None = Field(default=None, ge=0, description="Context lines.")
@@ -90,6 +107,10 @@ class GrepArgs(Args):
 
 
 class BashArgs(Args):
+    program_arguments: ClassVar[Mapping[str, str]] = {
+        "command": "write the script to a file with Write, then run that file (`bash script.sh`)"
+    }
+
     command: str = Field(description="The shell command.")
     timeout: float | None = Field(
         default=None,
@@ -136,7 +157,8 @@ class JobOutputArgs(Args):
     until: str | None = Field(
         default=None,
         min_length=1,
-        description="Python regex: wait until a line of the output matches it.",
+        description="RE2 regex (Python syntax without backreferences or look-around): wait "
+        "until a line of the output matches it.",
     )
 
     def problem(self) -> str | None:
@@ -294,6 +316,56 @@ def _describe(tool: str, model: type[Args], err: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def _strings(value: object, where: str) -> Iterator[tuple[str, str]]:
+    """Every string in a JSON value, with where it is (``edits.0.oldString``)."""
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(item, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _strings(item, f"{where}.{i}")
+
+
+def _lone_surrogate(text: str) -> int | None:
+    """Where ``text`` holds a lone surrogate (a JSON ``\\udcff`` escape), or None."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        return err.start
+    return None
+
+
+def _string_problem(raw: dict[str, object], program_arguments: Mapping[str, str]) -> str | None:
+    """A lone surrogate or a NUL byte in any string argument (no text, path, pattern or
+    command can carry one), or a program's argument longer than the kernel takes; None
+    when there is none of them."""
+    for where, value in _strings(raw, ""):
+        if not value.isascii() and (surrogate := _lone_surrogate(value)) is not None:
+            return (
+                f"'{where}' holds a lone surrogate (U+{ord(value[surrogate]):04X} at character "
+                f"{surrogate}), which is not Unicode text; send the text itself (a file name "
+                "that is not UTF-8 is written as the tools print it, each such byte as \\xHH)"
+            )
+        if "\x00" in value:
+            return (
+                f"'{where}' holds a NUL byte (\\0), which no path, pattern, command line or "
+                "text file can carry; remove it (a command can still make one: printf '\\0')"
+            )
+    for where, way_out in program_arguments.items():
+        given = raw.get(where)
+        if isinstance(given, str) and len(given) > ARG_MAX_BYTES // 4:
+            size = len(given.encode("utf-8", "surrogatepass"))
+            if size > ARG_MAX_BYTES:
+                return (
+                    f"'{where}' is {size} bytes, longer than the {ARG_MAX_BYTES} bytes the "
+                    f"kernel takes for one argument of a program (MAX_ARG_STRLEN, 128 KiB); "
+                    f"{way_out}"
+                )
+    return None
+
+
 def field_names(model: type[Args]) -> dict[str, str]:
     """The model's arguments: wire name (alias) -> attribute name."""
     return {(f.alias or n): n for n, f in model.model_fields.items()}
@@ -315,6 +387,9 @@ def parse_args(
     """
     if not isinstance(raw, dict):
         raise _invalid(tool, "arguments must be a JSON object")
+    problem = _string_problem(raw, model.program_arguments)
+    if problem is not None:
+        raise _invalid(tool, problem)
     try:
         args = model.model_validate(raw)
     except ValidationError as err:

@@ -264,13 +264,13 @@ def parse_json_args(text: str) -> Any:
     """``JSON_ARGS`` as a value; ValueError with the usage message for any JSON we cannot take.
 
     That is: invalid JSON, ``NaN``/``Infinity``, an integer past Python's digit
-    limit, nesting deeper than the interpreter's recursion limit, and strings
-    that are not Unicode (a lone surrogate escape), which could be neither
-    recorded nor printed.
+    limit, and nesting deeper than the interpreter's recursion limit. A string
+    that is not Unicode (a lone surrogate escape) is valid JSON: the tool
+    refuses it as an argument (TOOL_INVALID_ARGUMENT, toolbound.arguments).
     """
     try:
         args = json.loads(text, parse_constant=_not_json)
-        json.dumps(args, ensure_ascii=False).encode("utf-8")
+        json.dumps(args, ensure_ascii=False)
     except RecursionError:
         raise ValueError("JSON_ARGS is nested too deeply; pass one flat JSON object") from None
     except ValueError as err:

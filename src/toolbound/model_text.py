@@ -141,7 +141,9 @@ def _grep(result: dict[str, Any], notice: str | None) -> str:
             path = entry["path"]
             lines.append(path)
         sep = "-" if entry.get("context") else ":"
-        lines.append(f"{entry['line']}{sep}{entry['text']}")
+        column = entry.get("column")
+        at = f"[from column {column}] " if column else ""
+        lines.append(f"{entry['line']}{sep}{at}{entry['text']}")
     return _listing(lines, notice, empty=NO_MATCHES)
 
 

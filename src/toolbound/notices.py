@@ -85,10 +85,13 @@ def read_window(
             if offset == 0:
                 return "The file is empty."
             return f"offset {offset} is past the end: the file is empty (0 lines)."
-        last_page = max(0, total_lines - limit_lines)
+        if total_lines <= limit_lines:
+            where = f"all of them fit one window of {limit_lines} lines, from offset 0"
+        else:
+            where = f"the last {limit_lines} lines start at offset {total_lines - limit_lines}"
         return (
             f"offset {offset} is past the end: the file has {_plural(total_lines, 'line')}. "
-            f"Use an offset below {total_lines} (offset {last_page} shows the last lines)."
+            f"Use an offset below {total_lines} ({where})."
         )
     first, last = offset + 1, offset + line_count
     shown = f"line {first}" if first == last else f"lines {first}-{last}"
@@ -155,9 +158,19 @@ def budget_reached(budget: Budget) -> str:
     return f"The page stopped at the {budget.label} result budget."
 
 
-def clipped_lines(n: int, *, max_line_chars: int) -> str:
+def clipped_lines(n: int, *, max_line_chars: int, windowed: tuple[int, int] | None = None) -> str:
+    """Grep's sentence for clipped lines; ``windowed`` is the first entry whose window
+    starts inside its line (its line number and ``column``), if any."""
     noun = "line was" if n == 1 else "lines were"
-    return f"{n} {noun} clipped at {max_line_chars} characters."
+    said = f"{n} {noun} clipped at {max_line_chars} characters."
+    if windowed is not None:
+        line, column = windowed
+        said += (
+            " A clipped line shows the window holding its first match; where that window "
+            f"starts inside the line, `column` says at which character (line {line}: "
+            f"column {column})."
+        )
+    return said
 
 
 def skipped_paths(n: int, *, first: str | None) -> str:

@@ -112,6 +112,9 @@ class GrepMatch(WireModel):
     text: str
     # True on a before/after line; absent on a match.
     context: bool | None = _optional()
+    # A clipped line's window: the 1-based character of the line it starts at; absent
+    # when the text starts at the line's start.
+    column: int | None = _optional()
 
 
 class GrepContentResult(WireModel):

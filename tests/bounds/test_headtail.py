@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -272,3 +273,28 @@ def test_shown_ends_of_a_whole_stream_collapse_it_as_one() -> None:
     shown, elided = shown_ends(Retained.whole(b"a\rb\x1b[2K\rdone\n"))
     assert shown == Retained.whole(b"done\n")
     assert elided == len(b"a\rb\x1b[2K\rdone\n") - len(b"done\n")
+
+
+@pytest.mark.parametrize("max_bytes", [200, 1000, 4096, 6000])
+def test_a_spill_within_a_size_holds_its_gap_marker_inside_that_size(max_bytes: int) -> None:
+    data = b"".join(b"line %d\n" % i for i in range(2000))
+    retained = capture(data, head=Budget(3000, 1000), tail=Budget(3000, 1000))
+    spill = retained.spill_within(max_bytes, head_ceiling_bytes=3000, tail_ceiling_bytes=3000)
+    assert max_bytes - 3 <= len(spill) <= max_bytes
+    head, _, rest = spill.partition(b"\n[truncated: ")
+    tail = rest.partition(b".]\n")[2]
+    # The line break before the marker is the head's own, or one put there (`joint`).
+    rebuilt = []
+    for kept in (len(head), len(head) + 1):
+        dropped = data[kept : len(data) - len(tail)]
+        gap = gap_marker(
+            dropped_bytes=len(dropped),
+            dropped_newlines=dropped.count(b"\n"),
+            head_ceiling_bytes=3000,
+            tail_ceiling_bytes=3000,
+        )
+        rebuilt.append(head + b"\n" + gap.encode() + b"\n" + tail)
+    assert spill in rebuilt
+    assert data.startswith(head)
+    assert data.endswith(tail)
+    assert abs(len(head) - len(tail)) <= 2

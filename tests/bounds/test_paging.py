@@ -187,7 +187,7 @@ def test_past_the_end_the_notice_says_how_many_lines_there_are() -> None:
     notice = window_notice(offset=9000, page=page, reached_eof=True, total_lines=5000, **NOTICE)
     assert notice == (
         "offset 9000 is past the end: the file has 5000 lines. "
-        "Use an offset below 5000 (offset 3000 shows the last lines)."
+        "Use an offset below 5000 (the last 2000 lines start at offset 3000)."
     )
     empty = window_notice(offset=3, page=page, reached_eof=True, total_lines=0, **NOTICE)
     assert empty == "offset 3 is past the end: the file is empty (0 lines)."

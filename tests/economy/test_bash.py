@@ -69,14 +69,20 @@ async def test_a_test_runs_closing_summary_is_in_the_result_and_in_the_spill(
     half = 256 * 1024
     dropped = raw[half:-half]
     assert result["omitted"]["stdout"] == {"bytes": len(dropped), "lines": dropped.count(b"\n")}
+    # The spill keeps both ends, the capture's gap marked on a line of its own, and the
+    # whole file, marker included, is within SPILL_MAX_BYTES (512 KB).
+    spilled = spill_of(result, "stdout")
+    kept_head = spilled.index(b"\n[truncated: ")
+    kept_tail = len(spilled) - spilled.index(b".]\n", kept_head) - 3
     gap = gap_marker(
-        dropped_bytes=len(dropped),
-        dropped_newlines=dropped.count(b"\n"),
+        dropped_bytes=len(raw) - kept_head - kept_tail,
+        dropped_newlines=raw[kept_head:-kept_tail].count(b"\n"),
         head_ceiling_bytes=half,
         tail_ceiling_bytes=half,
     )
-    # The spill keeps both ends, the capture's gap marked on a line of its own.
-    assert spill_of(result, "stdout") == raw[:half] + b"\n" + gap.encode() + b"\n" + raw[-half:]
+    assert spilled == raw[:kept_head] + b"\n" + gap.encode() + b"\n" + raw[-kept_tail:]
+    assert 2 * half - 200 < len(spilled) <= 2 * half
+    assert abs(kept_head - kept_tail) <= 1
     assert model_text("Bash", result, profile="economy").endswith("SUMMARY: 1 failed\n</stdout>")
 
 

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -159,6 +160,48 @@ async def test_bad_job_arguments_are_refused_before_anything_runs(host: ToolHost
         "Invalid arguments for Bash: 'timeout' must be 1-300 seconds (got 3600); the default "
         "is 60. Fix the arguments and call again."
     )
+
+
+UNTIL_SCRIPT = """
+import asyncio, json, sys
+from toolbound import ToolHost
+
+async def main():
+    async with ToolHost(sys.argv[1], data_dir=sys.argv[2]) as host:
+        command = "printf '%s!\\n' $(printf 'a%.0s' {1..5000}); echo done; sleep 600"
+        started = await host.call("Bash", {"command": command, "background": True})
+        out = await host.call("JobOutput", {"jobId": started["jobId"], "until": "(a+)+$",
+                                            "waitS": 1})
+        late = await host.call("JobOutput", {"jobId": started["jobId"], "until": "^(d|o)+ne$",
+                                             "since": {"stdout": 0, "stderr": 0}})
+        bad = await host.call("JobOutput", {"jobId": started["jobId"], "until": "(?<=a)b"})
+        print(json.dumps([out.get("matched"), out["notice"], late["matched"], bad["error"]]))
+
+asyncio.run(main())
+"""
+
+
+def test_until_with_a_catastrophic_regex_answers_and_lookaround_is_invalid(
+    tmp_path: Path, ws: Path
+) -> None:
+    # A backtracking engine spends ages on `(a+)+$` against a's ending in `!`; in a child
+    # process, so that a hang is killed at the bound instead of stalling the test run.
+    done = subprocess.run(
+        [sys.executable, "-c", UNTIL_SCRIPT, str(ws), str(tmp_path / "data")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    matched, notice, late, bad = json.loads(done.stdout)
+    assert (matched, late) == (None, "done")
+    assert notice.startswith("No line matched `until` within 1 s.")
+    assert bad == {
+        "code": "TOOL_INVALID_PATTERN",
+        "message": "`until` is not a valid RE2 regular expression (invalid perl operator: "
+        "(?<=); fix or escape it (e.g. `\\(` for a literal parenthesis; no backreferences "
+        "or look-around) and call again.",
+    }
 
 
 async def test_a_job_past_its_timeout_is_stopped_and_says_so(host: ToolHost) -> None:

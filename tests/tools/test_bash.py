@@ -298,6 +298,55 @@ async def test_a_failed_spill_drops_only_the_spill_sentence(tmp_path: Path, sand
     }
 
 
+# The CLI on a read-only mount of the data dir (its own mount namespace: root's
+# privileges pass any mode bits, never a read-only mount).
+_READ_ONLY_CALL = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
+
+
+@pytest.mark.parametrize("profile", ["exact", "economy"])
+def test_a_read_only_data_dir_drops_only_the_spill_sentence(tmp_path: Path, profile: str) -> None:
+    data, ws = tmp_path / "data", tmp_path / "ws"
+    data.mkdir()
+    ws.mkdir()
+    command = "seq 1 300000; seq 1 300000 >&2"
+    done = subprocess.run(
+        [
+            "unshare",
+            "-rm",
+            "sh",
+            "-c",
+            _READ_ONLY_CALL,
+            "sh",
+            str(data),
+            sys.executable,
+            "-m",
+            "toolbound",
+            "call",
+            "Bash",
+            json.dumps({"command": command}),
+            "--workspace",
+            str(ws),
+            "--data-dir",
+            str(data),
+            "--profile",
+            profile,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    result = json.loads(done.stdout)
+    assert (done.returncode, result["spill"], result["truncated"]) == (0, {}, True)
+    assert result["totals"]["stdout"] == {"bytes": len(seq_text(1, 300000)), "lines": 300000}
+    for stream in ("stdout", "stderr"):
+        assert "Full output saved" not in result[stream]
+        assert "Narrow the request to see more.]" in result[stream]
+    assert result["stdout"].startswith("1\n2\n")
+    assert result["stderr"].endswith("299999\n300000\n")
+    assert list(data.iterdir()) == []
+
+
 # -- timeout, abort and the process tree ------------------------------------------------
 
 # A child, a setsid grandchild and a double-forked daemon, all ignoring SIGTERM.
@@ -590,6 +639,20 @@ async def test_closing_stdout_early_still_collects_stderr_until_the_shell_exits(
 async def test_a_command_reading_stdin_gets_eof_at_once(host: ToolHost) -> None:
     result = await call(host, {"command": "cat; read -r line; echo read=$?", "timeout": 5})
     assert clean(result) == plain("read=1\n")
+
+
+async def test_a_stdin_reader_that_leaves_a_process_behind_ends_and_says_so(
+    host: ToolHost,
+) -> None:
+    # Both at once: the reads end at once (stdin is /dev/null), the shell exits, and the
+    # process it left holding its pipes is stopped and named in the notice.
+    result = await call(host, {"command": "sleep 600 & cat; read -r x; echo read=$?", "timeout": 5})
+    assert clean(result) == plain(
+        "read=1\n",
+        notice="The shell exited but 1 process it started kept running; "
+        "stopped 1 lingering process. To keep a server or watcher running "
+        "after the call, start it with `background: true` (then JobOutput, JobStop).",
+    )
 
 
 @pytest.mark.parametrize("command", ["", "   ", "\n"])

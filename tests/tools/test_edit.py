@@ -321,6 +321,35 @@ async def test_the_file_mode_is_kept(host: ToolHost, ws: Path) -> None:
     assert script.read_text() == "echo two\n"
 
 
+async def test_a_read_only_file_is_refused_by_edit_and_write_saying_how_to_change_it(
+    host: ToolHost, ws: Path
+) -> None:
+    # Mode bits, not access(): the refusal holds for root, whom access() lets write.
+    kept = ws / "kept.txt"
+    kept.write_text("one\n")
+    kept.chmod(0o444)
+    await read(host, "kept.txt")
+    refused = [
+        await edit(host, "kept.txt", "one", "two"),
+        await call(host, "Write", path="kept.txt", content="two\n"),
+    ]
+    assert refused == [
+        {
+            "error": {
+                "code": "TOOL_PERMISSION_DENIED",
+                "message": f"kept.txt is read-only (mode 0444); {tool} does not change a "
+                "read-only file. If it should change, make it writable first (Bash: `chmod u+w "
+                "kept.txt`), then call again.",
+            }
+        }
+        for tool in ("Edit", "Write")
+    ]
+    assert (kept.read_text(), kept.stat().st_mode & 0o7777) == ("one\n", 0o444)
+    kept.chmod(0o644)
+    assert "error" not in await edit(host, "kept.txt", "one", "two")
+    assert kept.read_text() == "two\n"
+
+
 # -- Write -------------------------------------------------------------------------------------
 
 
@@ -374,3 +403,31 @@ async def test_an_edit_is_recorded_and_replays_from_the_store(
     with SessionStore(str(tmp_path / "data"), scratch_dir=tmp_path / "data") as store:
         assert store.events("e1") == events
     assert events[-1]["text"].startswith("Edited a.py: 1 replacement.\n--- a/a.py")
+
+
+async def test_a_write_of_broken_text_answers_and_is_recorded_with_its_arguments(
+    tmp_path: Path, ws: Path
+) -> None:
+    # A lone surrogate cannot go into a UTF-8 column as it is; the call is still recorded.
+    async with ToolHost(ws, data_dir=tmp_path / "data", session_id="s1") as host:
+        events = [
+            e
+            async for e in host.stream(
+                "Write", {"path": "bad.txt", "content": "a\udcffb"}, tool_call_id="w1"
+            )
+        ]
+    assert events[-1]["result"] == {
+        "error": {
+            "code": "TOOL_INVALID_ARGUMENT",
+            "message": "Invalid arguments for Write: 'content' holds a lone surrogate (U+DCFF "
+            "at character 1), which is not Unicode text; send the text itself (a file name "
+            "that is not UTF-8 is written as the tools print it, each such byte as \\xHH). "
+            "Fix the arguments and call again.",
+        }
+    }
+    with SessionStore(str(tmp_path / "data"), scratch_dir=tmp_path / "data") as store:
+        assert store.events("w1") == events
+        calls = store.tool_calls("s1")
+    assert [(c["tool"], c["args"]) for c in calls] == [
+        ("Write", {"path": "bad.txt", "content": "a\udcffb"})
+    ]

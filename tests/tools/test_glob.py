@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from support import write
+from support import run_cli, write
 from toolbound import ToolHost
 from toolbound.limits import DEFAULT_LIMITS, Limits
 
@@ -204,7 +204,37 @@ async def test_a_folder_prefix_pattern_never_lifts_an_ignore_rule(host: ToolHost
     assert await glob(host, pattern="src/**/*.log") == listing()
     assert await glob(host, pattern="node_modules/**") == listing()
     assert await glob(host, pattern="node_modules/**/*.js") == listing()
-    assert await glob(host, pattern=".cache/**") == listing()
+    # A literal dot component names the hidden folder (CONTRACT 4, from 0.3).
+    assert await glob(host, pattern=".cache/**") == listing(".cache/tmp.js")
+
+
+async def test_a_pattern_component_with_a_literal_dot_names_hidden_files_and_folders(
+    host: ToolHost, ws: Path
+) -> None:
+    git_repo(ws)
+    write(ws, ".github/workflows/ci.yml", age=2)
+    write(ws, ".github/workflows/.draft/old.yml", age=1)
+    write(ws, ".github/.secret/x.yml", age=1)
+    write(ws, "pkg/.eslintrc.json", age=3)
+    write(ws, ".eslintrc.json", age=4)
+    write(ws, "pkg/.env.example", age=6)
+    write(ws, ".git/hooks/.eslintrc.json", age=1)
+    write(ws, "node_modules/.eslintrc.json", age=1)
+    assert await glob(host, pattern=".github/workflows/*.yml") == listing(
+        ".github/workflows/ci.yml"
+    )
+    assert await glob(host, pattern=".github/**/*.yml") == listing(".github/workflows/ci.yml")
+    assert await glob(host, pattern=".eslintrc.json") == listing(
+        "pkg/.eslintrc.json", ".eslintrc.json"
+    )
+    assert await glob(host, pattern="**/.env.example") == listing(
+        ".env.example", "pkg/.env.example"
+    )
+    assert await glob(host, pattern=".git/**") == listing()
+    # Grep's glob takes the same rule.
+    write(ws, ".github/workflows/ci.yml", "on: push\n", age=2)
+    found = await host.call("Grep", {"pattern": "push", "glob": ".github/**/*.yml"})
+    assert [m["path"] for m in found["matches"]] == [".github/workflows/ci.yml"]
 
 
 async def test_only_an_explicit_path_reaches_into_an_ignored_or_hidden_folder(
@@ -232,3 +262,21 @@ async def test_file_names_are_reported_whole(host: ToolHost, ws: Path) -> None:
     write(ws, "two\nlines.txt", age=1)
     write(ws, "tab\tand space.txt", age=2)
     assert await glob(host, pattern="*.txt") == listing("two\nlines.txt", "tab\tand space.txt")
+
+
+def test_a_glob_that_would_make_a_backtracking_engine_hang_answers(tmp_path: Path) -> None:
+    # Eleven stars in one folder name against a 200-character name that fails only at
+    # its end: a backtracking regex tries ~200^11 splits; RE2 answers in linear time.
+    ws = tmp_path / "ws"
+    write(ws, "a" * 200 + "/c.txt")
+    write(ws, "a" * 20 + "b/c.txt")
+    stars = "*a" * 11
+    done = run_cli(
+        "call",
+        "Glob",
+        json.dumps({"pattern": f"**/{stars}*b/c.txt"}),
+        "--workspace",
+        str(ws),
+        cwd=tmp_path,
+    )
+    assert (done.returncode, json.loads(done.stdout)) == (0, listing("a" * 20 + "b/c.txt"))

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -265,13 +266,20 @@ async def test_a_match_deep_in_a_giant_minified_line_is_shown(host: ToolHost, ws
     write(ws, "bundle.min.js", line + "\n")
     at = line.index("needle")
     assert at == 600_000
-    assert await grep(host, pattern="needle") == {
-        "matches": [m("bundle.min.js", 1, line[at - limit // 4 : at - limit // 4 + limit])],
+    start = at - limit // 4
+    result = await grep(host, pattern="needle")
+    assert result == {
+        "matches": [{**m("bundle.min.js", 1, line[start : start + limit]), "column": start + 1}],
         "count": 1,
         "files": 1,
         "truncated": False,
-        "notice": f"1 line was clipped at {limit} characters.",
+        "notice": f"1 line was clipped at {limit} characters. A clipped line shows the window "
+        "holding its first match; where that window starts inside the line, `column` says at "
+        f"which character (line 1: column {start + 1}).",
     }
+    assert model_text("Grep", result).startswith(
+        f"bundle.min.js\n1:[from column {start + 1}] {line[start : start + 20]}"
+    )
 
 
 async def test_the_match_window_is_cut_on_characters_and_ends_with_the_line(
@@ -283,10 +291,11 @@ async def test_the_match_window_is_cut_on_characters_and_ends_with_the_line(
     early = "x" * 100 + "needle" + "y" * 5_000
     write(ws, "w.txt", "\n".join([middle, late, early]) + "\n")
     at = 50_000
-    assert [e["text"] for e in (await grep(host, pattern="needle"))["matches"]] == [
-        middle[at - limit // 4 : at - limit // 4 + limit],
-        late[-limit:],
-        early[:limit],
+    found = (await grep(host, pattern="needle"))["matches"]
+    assert [(e["text"], e.get("column")) for e in found] == [
+        (middle[at - limit // 4 : at - limit // 4 + limit], at - limit // 4 + 1),
+        (late[-limit:], len(late) - limit + 1),
+        (early[:limit], None),
     ]
 
 
@@ -573,3 +582,81 @@ async def test_the_rg_on_path_is_never_used(
     monkeypatch.setenv("RIPGREP_CONFIG_PATH", str(write(tmp_path, "rgrc", "--max-count=0\n")))
     write(ws, "a.txt", "hit\n")
     assert (await grep(host, pattern="hit"))["matches"] == [m("a.txt", 1, "hit")]
+
+
+# The CLI's call in a fresh process, and the largest resident set of it and of the
+# processes it waited for (rg among them), in KB.
+_PEAK_RSS = """
+import resource, subprocess, sys
+done = subprocess.run([sys.executable, "-m", "toolbound", *sys.argv[1:]], capture_output=True,
+                      text=True, timeout=120)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+print(done.stdout)
+"""
+
+
+def test_an_explicit_path_to_a_huge_sparse_file_answers_at_once_in_bounded_memory(
+    tmp_path: Path, ws: Path
+) -> None:
+    holes = ws / "disk.img"
+    with open(holes, "wb") as f:
+        f.truncate(3 * 1024**3)  # 3 GB of NUL bytes, none of them on disk
+    write(ws, "notes.txt", "x marks the spot\n")
+    peaks, results = [], []
+    for path in ("disk.img", "notes.txt"):  # the image, then a small text file beside it
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                _PEAK_RSS,
+                "call",
+                "Grep",
+                json.dumps({"pattern": "marks", "path": path}),
+                "--workspace",
+                str(ws),
+                "--data-dir",
+                str(tmp_path / "data"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=True,
+        )
+        peak, result = done.stdout.split("\n", 1)
+        peaks.append(int(peak))
+        results.append(json.loads(result))
+    assert results == [
+        {"matches": [], "count": 0, "files": 0, "truncated": False},
+        {
+            "matches": [m("notes.txt", 1, "x marks the spot")],
+            "count": 1,
+            "files": 1,
+            "truncated": False,
+        },
+    ]
+    assert max(peaks) < 200 * 1024, peaks
+
+
+async def test_head_limit_counts_matches_and_their_context_comes_with_them(
+    host: ToolHost, ws: Path
+) -> None:
+    write(ws, "c.txt", "".join(f"hit {i}\n" if i % 4 == 0 else f"{i}\n" for i in range(1, 41)))
+    first = await grep(host, pattern="hit", headLimit=3, before=2, after=2)
+    assert first["matches"] == [
+        *[c("c.txt", n, str(n)) for n in (2, 3)],
+        m("c.txt", 4, "hit 4"),
+        *[c("c.txt", n, str(n)) for n in (5, 6, 7)],
+        m("c.txt", 8, "hit 8"),
+        *[c("c.txt", n, str(n)) for n in (9, 10, 11)],
+        m("c.txt", 12, "hit 12"),
+        *[c("c.txt", n, str(n)) for n in (13, 14)],
+    ]
+    assert (first["count"], first["truncated"]) == (13, True)
+    assert "offset 3" in first["notice"]
+    # The next page starts with the before lines of the fourth match, none repeated.
+    second = await grep(host, pattern="hit", headLimit=1, offset=3, before=2, after=2)
+    assert second["matches"] == [
+        c("c.txt", 15, "15"),
+        m("c.txt", 16, "hit 16"),
+        *[c("c.txt", n, str(n)) for n in (17, 18)],
+    ]

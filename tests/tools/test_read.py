@@ -94,7 +94,7 @@ async def test_an_offset_past_the_end_says_how_many_lines_there_are(
         "fileBytes": 6,
         "truncated": False,
         "notice": f"offset {offset} is past the end: the file has 3 lines. "
-        "Use an offset below 3 (offset 0 shows the last lines).",
+        "Use an offset below 3 (all of them fit one window of 2000 lines, from offset 0).",
     }
 
 

@@ -182,6 +182,23 @@ class Retained:
             else self.tail[tail_start - 1] == _NL,
         )
 
+    def spill_within(
+        self, max_bytes: int, *, head_ceiling_bytes: int, tail_ceiling_bytes: int
+    ) -> bytes:
+        """:meth:`spill_bytes` of this stream cut (``within``) so that the spill,
+        its gap marker line included, is at most ``max_bytes``."""
+        if self.dropped_bytes == 0 and len(self.head) + len(self.tail) <= max_bytes:
+            return self.head + self.tail
+        room = max_bytes
+        while True:
+            data = self.within(room).spill_bytes(
+                head_ceiling_bytes=head_ceiling_bytes, tail_ceiling_bytes=tail_ceiling_bytes
+            )
+            if len(data) <= max_bytes or room <= 1:
+                return data
+            # The marker and its line breaks take what the stream's ends must give up.
+            room = max(1, room - (len(data) - max_bytes))
+
     def spill_bytes(self, *, head_ceiling_bytes: int, tail_ceiling_bytes: int) -> bytes:
         """The stream's retained bytes for a spill file: exact when nothing was
         dropped, else both ends with :func:`gap_marker`'s line between them."""

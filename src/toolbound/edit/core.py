@@ -44,6 +44,9 @@ from toolbound.paths import OsErrorKind, Resolved, os_error
 from toolbound.results import ErrorCode, ToolError
 
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+# A file none of whose write bits is set is read-only (the mode, not access(): root
+# may write anything).
+_WRITE_BITS = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,9 +109,11 @@ def _open_existing(target: Resolved, tool: str) -> tuple[int, os.stat_result] | 
     except FileNotFoundError:
         return None
     st = os.fstat(fd)
-    if stat.S_ISREG(st.st_mode):
+    if stat.S_ISREG(st.st_mode) and st.st_mode & _WRITE_BITS:
         return fd, st
     os.close(fd)
+    if stat.S_ISREG(st.st_mode):
+        raise _read_only(target, st, tool)
     if stat.S_ISDIR(st.st_mode):
         raise ToolError(
             ErrorCode.IS_DIRECTORY,
@@ -118,6 +123,18 @@ def _open_existing(target: Resolved, tool: str) -> tuple[int, os.stat_result] | 
         ErrorCode.NOT_REGULAR_FILE,
         f"{target.shown} is not a regular file (a FIFO, socket or device); {tool} changes "
         "regular files only.",
+    )
+
+
+def _read_only(target: Resolved, st: os.stat_result, tool: str) -> ToolError:
+    """A file with no write bit is refused as an editor refuses it, root or not: the
+    atomic rename would otherwise replace it whatever its mode says."""
+    mode = stat.S_IMODE(st.st_mode)
+    return ToolError(
+        ErrorCode.PERMISSION_DENIED,
+        f"{target.shown} is read-only (mode {mode:04o}); {tool} does not change a read-only "
+        f"file. If it should change, make it writable first (Bash: `chmod u+w "
+        f"{target.shown}`), then call again.",
     )
 
 

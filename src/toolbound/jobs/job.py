@@ -36,7 +36,6 @@ import asyncio
 import codecs
 import contextlib
 import os
-import re
 import select
 import threading
 import time
@@ -55,6 +54,7 @@ from toolbound.jobs.log import Span, StreamLog
 from toolbound.jobs.models import JobEntry, JobOutputResult, JobPositions, JobState
 from toolbound.jobs.page import StreamPage, page_stream
 from toolbound.limits import Limits
+from toolbound.linear_regex import LinearRegex
 from toolbound.results import Stream, StreamCounts, StreamPair
 
 # One read of a pipe at most; the pipe itself is 1 MiB (exec.tree).
@@ -403,7 +403,7 @@ class Job:
         since: dict[Stream, int],
         *,
         wait_s: float,
-        until: re.Pattern[str] | None,
+        until: LinearRegex | None,
         abort: asyncio.Event,
     ) -> str | None:
         """Wait up to ``wait_s`` for output past ``since`` (or, with ``until``, a line
@@ -426,15 +426,13 @@ class Job:
                     return None
                 await _first_of(woken, abort, timeout_s=remaining)
 
-    async def _scan(
-        self, until: re.Pattern[str], scanned: dict[Stream, int], *, final: bool
-    ) -> Match:
+    async def _scan(self, until: LinearRegex, scanned: dict[Stream, int], *, final: bool) -> Match:
         pending = sum(self.logs[s].total_bytes - scanned[s] for s in STREAMS)
         if pending > _SCAN_INLINE_BYTES:
             return await asyncio.to_thread(self._scan_logs, until, scanned, final)
         return self._scan_logs(until, scanned, final)
 
-    def _scan_logs(self, until: re.Pattern[str], scanned: dict[Stream, int], final: bool) -> Match:
+    def _scan_logs(self, until: LinearRegex, scanned: dict[Stream, int], final: bool) -> Match:
         """Complete lines of each stream from ``scanned`` on (a final unterminated one too
         once the job ended), searched for ``until``; lines the log dropped are skipped."""
         at = dict(scanned)
@@ -453,13 +451,12 @@ class Job:
                 if not data:
                     break
                 at[stream] = seg.start + len(data)
-                text = data.decode("utf-8", "replace")
-                found = until.search(text)
+                found = until.search(data)
                 if found is not None:
-                    start = text.rfind("\n", 0, found.start()) + 1
-                    end = text.find("\n", found.start())
-                    line = text[start : end if end >= 0 else len(text)]
-                    return Match(line[:max_chars], at)
+                    start = data.rfind(b"\n", 0, found[0]) + 1
+                    end = data.find(b"\n", found[0])
+                    line = data[start : end if end >= 0 else len(data)]
+                    return Match(line.decode("utf-8", "replace")[:max_chars], at)
         return Match(None, at)
 
     # --- pages ------------------------------------------------------------------

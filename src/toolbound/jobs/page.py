@@ -5,9 +5,11 @@ seed's markers naming the log file (``truncate_to``, ``Cut.with_spill``): a
 stdout page stops at the budget and its ``next`` is where the shown part ends,
 so the next JobOutput goes on from there; a stderr page shows the last part of
 the range and its ``next`` is the end. A stdout page never runs across the part
-the log dropped: it stops before it and its ``next`` skips it (counted in
-``omitted``). While the job runs, an incomplete UTF-8 character at the end of
-a stream waits for its last bytes, so a page never splits a character.
+the log dropped: it stops before it and its ``next`` skips it. ``omitted``
+counts what the log dropped of the range from ``since`` to the stream's end
+(what the notice speaks of), whether or not this page reached it. While the
+job runs, an incomplete UTF-8 character at the end of a stream waits for its
+last bytes, so a page never splits a character.
 
 Pieces:
     StreamPage   the cut, the next position, and what the log dropped of the range
@@ -93,15 +95,11 @@ def _page(log: StreamLog, since: int, budget: Budget, keep: Keep, *, running: bo
     if cut.truncated:
         cut = cut.with_spill(str(log.path))
     omitted = Span()
+    if gap is not None and since < gap[1]:
+        omitted = log.lines_between(max(since, gap[0]), gap[1])
+    next_pos = shown_end
     if keep == "head":
         next_pos = seg.start + _head_end(data, cut)
-        if seg.start > since:
-            omitted = log.lines_between(since, seg.start)
-        elif gap is not None and next_pos == gap[0]:
-            omitted = log.lines_between(gap[0], gap[1])
+        if gap is not None and next_pos == gap[0]:
             next_pos = gap[1]
-    else:
-        next_pos = shown_end
-        if gap is not None and since < gap[1]:
-            omitted = log.lines_between(max(since, gap[0]), gap[1])
     return StreamPage(cut, next_pos, omitted)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import re
 import shutil
 import uuid
 from collections.abc import Callable
@@ -33,6 +32,7 @@ from toolbound.jobs.job import STREAMS, Job
 from toolbound.jobs.log import StreamLog
 from toolbound.jobs.models import JobListResult, JobLogs, JobOutputResult, JobStartResult
 from toolbound.limits import Limits
+from toolbound.linear_regex import LinearRegex, PatternError, compile_lines
 from toolbound.listeners import JOB_ID_PREFIX, CallListener, CallStart
 from toolbound.model_text import Profile
 from toolbound.results import ErrorCode, Stream, ToolError
@@ -245,17 +245,19 @@ class JobTable:
             job.close()
 
 
-def _compile(pattern: str | None) -> re.Pattern[str] | None:
-    """``until`` as a Python regex, ``^`` and ``$`` at each line; TOOL_INVALID_PATTERN."""
+def _compile(pattern: str | None) -> LinearRegex | None:
+    """``until`` compiled by RE2 (linear time), ``^`` and ``$`` at each line;
+    TOOL_INVALID_PATTERN when RE2 cannot compile it."""
     if pattern is None:
         return None
     try:
-        return re.compile(pattern, re.MULTILINE)
-    except re.error as err:
+        return compile_lines(pattern)
+    except PatternError as err:
         raise ToolError(
             ErrorCode.INVALID_PATTERN,
-            f"`until` is not a valid Python regular expression ({err}); fix or escape it "
-            "(e.g. `\\(` for a literal parenthesis) and call again.",
+            f"`until` is not a valid RE2 regular expression ({err}); fix or escape it "
+            "(e.g. `\\(` for a literal parenthesis; no backreferences or look-around) "
+            "and call again.",
         ) from None
 
 

@@ -28,6 +28,7 @@ Pieces:
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -57,6 +58,9 @@ class Found:
 
 Sniff = Literal["none", "extension", "content"]
 
+# What a walk that had nothing to search reports: no match (rg's status 1).
+_NOT_RUN = RgOutcome(stopped=None, returncode=1, skipped_paths=0, stderr="")
+
 # A batch this long is stat'ed on two threads (a 64 KB read holds ~2,500 paths).
 _SPLIT_BATCH_PATHS = 512
 
@@ -82,9 +86,15 @@ async def newest_files(
     ``sniff`` skips binary files as they would enter the heap: by extension
     only, or by extension and content.
     """
+    limits = ctx.limits
+    if sniff != "none" and scope.is_file:
+        # rg searches a file named on its command line whatever its content (a
+        # multi-gigabyte file of NULs to its end); the core's test comes first.
+        named = scope.cwd / scope.target
+        if await asyncio.to_thread(is_binary_file, named, limits=limits):
+            return Found([], _NOT_RUN, overflowed=False)
     heap = NewestFiles(capacity)
     cwd = os.fsencode(scope.cwd)
-    limits = ctx.limits
     held: list[bytes] = []
     hold = selection.holds_dot_files
     keep = selection.printed_filter()

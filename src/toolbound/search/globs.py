@@ -1,4 +1,4 @@
-"""ripgrep's ``--glob`` meaning, compiled to a Python regex on the raw path bytes.
+"""ripgrep's ``--glob`` meaning, compiled to a regex on the raw path bytes (RE2: linear time).
 
 Grep's ``glob`` and Glob's ``pattern`` keep ripgrep's syntax, but not rg's
 ``--glob`` *mechanism*: rg treats such a glob as an override that whitelists
@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from toolbound.linear_regex import LinearRegex, compile_bytes
 from toolbound.results import ErrorCode, ToolError
 
 _UNCLOSED_CLASS = "unclosed character class; missing ']'"
@@ -66,13 +67,13 @@ class PathGlob:
     """
 
     pattern: str
-    regex: re.Pattern[bytes] | None
+    regex: LinearRegex | None
     negated: bool
     basename: str | None
     by_name: bool = False
     everything: bool = False
     # The same test on a path as rg prints it under a `.` target ("./src/x").
-    printed: re.Pattern[bytes] | None = None
+    printed: LinearRegex | None = None
     # For `DIR/**` and `DIR/**/NAME` with DIR literal: the printed prefix
     # (b"./DIR/") every match starts with. A path under it matches iff its
     # file name matches ``basename`` (or always, for `DIR/**`: ``any_name``).
@@ -82,7 +83,7 @@ class PathGlob:
     def matches(self, rel: bytes) -> bool:
         if self.regex is None:
             return False  # a folders-only glob (`build/`) names no file
-        return self.regex.fullmatch(rel) is not None
+        return self.regex.fullmatch(rel)
 
 
 def _literal(ch: str) -> str:
@@ -319,13 +320,13 @@ def compile_glob(pattern: str, *, argument: str) -> PathGlob | None:
     under, any_name = _under(actual, basename)
     return PathGlob(
         pattern=pattern,
-        regex=re.compile(source, re.DOTALL),
+        regex=compile_bytes(source),
         negated=negated,
         basename=basename,
         # `**/NAME` with NAME unable to match a `/`: the file-name test is exact.
         by_name=basename is not None and actual == f"**/{basename}" and "[" not in basename,
         everything=body in _EVERYTHING,
-        printed=re.compile(rb"\./(?:" + source + rb")", re.DOTALL),
+        printed=compile_bytes(rb"\./(?:" + source + rb")"),
         under=under,
         any_name=any_name,
     )

@@ -31,6 +31,8 @@ _MAX_CHAR_BYTES = 4
 _MAX_PATH_BYTES = 4096
 # Room for the path and the line number before a line's text.
 _PREFIX_ROOM_BYTES = 8192
+# Every byte value but UTF-8's continuation bytes (deleted to count those).
+_NOT_CONTINUATION = bytes(b for b in range(256) if not 0x80 <= b < 0xC0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,12 +42,15 @@ class Record:
     context: bool
     text: str
     clipped: bool
+    # The 1-based character offset in the line where ``text`` starts, when not 1.
+    column: int | None = None
 
 
 def match_window(
     before: bytes, rest: bytes, *, from_start: bool, to_end: bool, max_chars: int
-) -> tuple[str, bool]:
-    """The ``max_chars`` characters of a line that hold its first match, and whether clipped.
+) -> tuple[str, bool, int]:
+    """The ``max_chars`` characters of a line that hold its first match, whether clipped,
+    and how many characters of ``before`` the window leaves out at its start.
 
     ``before`` are the bytes of the line just before the match and ``rest`` the
     bytes from the match on; ``from_start``/``to_end`` say whether they reach
@@ -62,14 +67,19 @@ def match_window(
     head = before.decode("utf-8", "replace")
     tail = rest.decode("utf-8", "replace")
     if from_start and to_end and len(head) + len(tail) <= max_chars:
-        return head + tail, False
+        return head + tail, False, 0
     if from_start and len(head) <= max_chars * 3 // 4:
-        return (head + tail)[:max_chars], True
+        return (head + tail)[:max_chars], True, 0
     lead = max_chars // 4
     if to_end and len(tail) < max_chars - lead:
         lead = max_chars - len(tail)
     lead = min(lead, len(head))
-    return (head[len(head) - lead :] + tail)[:max_chars], True
+    return (head[len(head) - lead :] + tail)[:max_chars], True, len(head) - lead
+
+
+def _continuation_bytes(data: bytes) -> int:
+    """How many bytes of ``data`` continue a UTF-8 character (0b10xxxxxx)."""
+    return 0 if data.isascii() else len(data.translate(None, _NOT_CONTINUATION))
 
 
 def _from_char_start(data: bytes) -> bytes:
@@ -101,27 +111,35 @@ class _Window:
         self.pos = 0
         self.kept = bytearray()
         self.ended = False
+        # Characters (UTF-8 lead bytes) of the line before ``lo``, which is not kept.
+        self.skipped_chars = 0
 
     def feed(self, piece: bytes) -> None:
         start, end = self.pos, self.pos + len(piece)
+        if start < self.lo:
+            skipped = piece[: self.lo - start]
+            self.skipped_chars += len(skipped) - _continuation_bytes(skipped)
         if end > self.lo and start < self.hi:
             self.kept += piece[max(0, self.lo - start) : self.hi - start]
         self.pos = end
 
-    def result(self, max_chars: int) -> tuple[str, bool]:
+    def result(self, max_chars: int) -> tuple[str, bool, int]:
+        """The window's text, whether it was clipped, and the 1-based character
+        column in the line where it starts."""
         kept = bytes(self.kept)
         to_end = self.pos <= self.hi
         if to_end:
             # The line ending the last piece carried is not part of the text.
             kept = kept.removesuffix(b"\n").removesuffix(b"\r")
         split = min(self.match_at, self.pos) - self.lo
-        return match_window(
+        text, clipped, left_out = match_window(
             kept[:split],
             kept[split:],
             from_start=self.lo == 0,
             to_end=to_end,
             max_chars=max_chars,
         )
+        return text, clipped, 1 + self.skipped_chars + left_out
 
 
 def read_records(stream: IO[bytes], *, paths: Container[bytes], max_chars: int) -> Iterator[Record]:
@@ -154,8 +172,10 @@ def read_records(stream: IO[bytes], *, paths: Container[bytes], max_chars: int) 
             if not raw:
                 break
             window.feed(raw)
-        text, clipped = window.result(max_chars)
-        yield Record(path, int(head.group(1)), column is None, text, clipped)
+        text, clipped, at = window.result(max_chars)
+        yield Record(
+            path, int(head.group(1)), column is None, text, clipped, at if at > 1 else None
+        )
 
 
 def _skip_line(stream: IO[bytes], room: int) -> None:

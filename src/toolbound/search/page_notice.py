@@ -29,7 +29,14 @@ class PageNotice:
         self.first_skipped = next((o.first_skipped for o in outcomes if o.first_skipped), None)
 
     def notice(
-        self, *, shown: int, more: bool, stopped_by: str | None, clipped: int, available: int
+        self,
+        *,
+        shown: int,
+        more: bool,
+        stopped_by: str | None,
+        clipped: int,
+        available: int,
+        windowed: tuple[int, int] | None = None,
     ) -> str | None:
         s: list[str] = []
         if self.stopped is not None:
@@ -43,7 +50,11 @@ class PageNotice:
         elif shown == 0 and self.args.offset > 0 and available == 0:
             s.append(notices.past_the_end(self.args.offset))
         if clipped:
-            s.append(notices.clipped_lines(clipped, max_line_chars=self.limits.max_line_chars))
+            s.append(
+                notices.clipped_lines(
+                    clipped, max_line_chars=self.limits.max_line_chars, windowed=windowed
+                )
+            )
         if self.skipped:
             s.append(notices.skipped_paths(self.skipped, first=self.first_skipped))
         return notices.join(s)

@@ -70,9 +70,12 @@ class SecondPass:
     async def content_entries(
         self, files: TextFiles, *, want: int
     ) -> tuple[list[Entry], list[RgOutcome]]:
-        """The first ``want`` entries of ``files`` (best first), searching as few as needed."""
+        """The entries of the first ``want`` matches of ``files`` (best first), with
+        their context lines, searching as few files as needed."""
         args = self.args
-        heap = FirstEntries(want)
+        # A match brings at most before + after context lines: the entries up to the
+        # want-th match are at most this many.
+        heap = FirstEntries(want * (1 + (args.before or 0) + (args.after or 0)))
         outcomes: list[RgOutcome] = []
         context: list[str] = []
         if args.before:
@@ -81,7 +84,7 @@ class SecondPass:
             context += ["--after-context", str(args.after)]
         max_chars = self.limits.max_line_chars
         first, size = 0, _FIRST_BATCH_FILES
-        while (need := want - len(heap)) > 0:
+        while (need := want - heap.matches) > 0:
             await asyncio.to_thread(files.ensure, first + size)
             batch = files.text[first : first + size]
             if not batch:
@@ -90,7 +93,7 @@ class SecondPass:
 
             def consume(stream: IO[bytes], ranks: dict[bytes, int] = ranks) -> None:
                 for r in read_records(stream, paths=ranks, max_chars=max_chars):
-                    heap.add(ranks[r.path], r.line, r.text, r.clipped, r.context)
+                    heap.add(ranks[r.path], r.line, r.text, r.clipped, r.context, r.column)
 
             flags = ["--line-number", "--column", "--no-heading", "--no-context-separator"]
             outcome = await self._run([*flags, "--max-count", str(need), *context], batch, consume)

@@ -111,29 +111,48 @@ class Entry:
     clipped: bool
     # A before/after line shown around a match, not a match.
     context: bool = False
+    # Where a clipped line's window starts (1-based characters), when not at 1.
+    column: int | None = None
 
 
 class FirstEntries:
-    """Keeps the ``capacity`` smallest ``(rank, line)`` entries offered."""
+    """Keeps the ``capacity`` smallest ``(rank, line)`` entries offered; ``matches``
+    counts the kept entries that are matches (not context lines)."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
+        self.matches = 0
         # Negated keys: heap[0] is the entry ranking last.
-        self._heap: list[tuple[int, int, str, bool, bool]] = []
+        self._heap: list[tuple[int, int, str, bool, bool, int]] = []
 
-    def add(self, rank: int, line: int, text: str, clipped: bool, context: bool = False) -> None:
-        item = (-rank, -line, text, clipped, context)
+    def add(
+        self,
+        rank: int,
+        line: int,
+        text: str,
+        clipped: bool,
+        context: bool = False,
+        column: int | None = None,
+    ) -> None:
+        item = (-rank, -line, text, clipped, context, column or 0)
         if len(self._heap) < self.capacity:
             heapq.heappush(self._heap, item)
         elif item > self._heap[0]:
-            heapq.heapreplace(self._heap, item)
+            dropped = heapq.heapreplace(self._heap, item)
+            self.matches -= not dropped[4]
+        else:
+            return
+        self.matches += not context
 
     def __len__(self) -> int:
         return len(self._heap)
 
     def ranked(self) -> list[Entry]:
         """The kept entries in order (rank, then line)."""
-        return [Entry(-r, -n, t, c, x) for r, n, t, c, x in sorted(self._heap, reverse=True)]
+        return [
+            Entry(-r, -n, t, c, x, col or None)
+            for r, n, t, c, x, col in sorted(self._heap, reverse=True)
+        ]
 
 
 @dataclass(frozen=True, slots=True)

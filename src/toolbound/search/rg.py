@@ -85,8 +85,11 @@ def base_args(*, explicit_path: bool) -> list[str]:
     agent expects of a fresh project. ``--no-ignore-parent`` for an explicit
     ``path``: the seed's rule that an explicit path stops parent ignore files
     from applying, so a path inside node_modules, dist or a spill dir is searched.
+    ``--no-mmap``: rg maps a file named on its command line, and a mapped
+    multi-gigabyte file becomes the process's resident memory; read, rg's
+    memory stays its buffer.
     """
-    args = ["--no-config", "--color", "never", "--no-require-git"]
+    args = ["--no-config", "--color", "never", "--no-require-git", "--no-mmap"]
     if explicit_path:
         args.append("--no-ignore-parent")
     return args

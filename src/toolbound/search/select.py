@@ -14,6 +14,14 @@ file with a hidden name that such a walk prints is only *held*: a plain walk
 (``confirm_args``) decides whether it stays. Dot files are few; the plain walk
 runs only when one matched.
 
+A component of a positive glob that starts with a literal ``.``
+(``.github/workflows/*.yml``, ``.eslintrc.json``, ``**/.env.example``) names
+hidden files and folders (CONTRACT 4, from 0.3): the walk then takes
+``--hidden`` (``.git`` excluded, ignore rules kept), and a listed path is kept
+only when each of its hidden components is one that such a component matches,
+so ``.github/workflows/*.yml`` lists ``.github/workflows/ci.yml`` but no other
+hidden folder comes with it.
+
 Pieces:
     FileSelection     the filter: the rg flags that narrow the walk, the exact test
     is_dot_file       rg's hidden test on a printed path
@@ -31,16 +39,26 @@ from toolbound.search.globs import PathGlob, compile_glob
 _GLOB_TYPE = "toolboundglob"
 
 
+# Never listed, whatever a pattern names: git's own folder.
+_HIDDEN_ARGS = ["--hidden", "--glob", "!.git"]
+
+
 @dataclass(frozen=True, slots=True)
 class FileSelection:
     glob: PathGlob | None = None
     type_name: str | None = None
+    # The glob's components that start with a literal `.`, each a name test.
+    dot_names: tuple[PathGlob, ...] = ()
 
     @classmethod
     def of(cls, *, glob: str | None, type_name: str | None, argument: str) -> FileSelection:
         """Compile ``glob`` (TOOL_INVALID_PATTERN naming ``argument`` if it is bad)."""
         compiled = compile_glob(glob, argument=argument) if glob else None
-        return cls(compiled, type_name or None)
+        dot_names: tuple[PathGlob, ...] = ()
+        if compiled is not None and not compiled.negated and glob:
+            names = [compile_glob(c, argument=argument) for c in _dot_components(glob)]
+            dot_names = tuple(n for n in names if n is not None)
+        return cls(compiled, type_name or None, dot_names)
 
     @property
     def _glob_type(self) -> str | None:
@@ -52,7 +70,7 @@ class FileSelection:
 
     def rg_args(self) -> list[str]:
         """Flags that narrow rg's walk to a superset of the kept files, lifting nothing."""
-        out: list[str] = []
+        out: list[str] = list(_HIDDEN_ARGS) if self.dot_names else []
         if self.glob is not None and self.glob.negated:
             # An override that only removes files lifts nothing: rg applies it exactly.
             out += ["--glob", self.glob.pattern]
@@ -66,7 +84,7 @@ class FileSelection:
         """The plain walk's flags: what decides whether a held dot file stays."""
         if self.glob is not None and self.glob.negated:
             return ["--glob", self.glob.pattern]
-        return []
+        return list(_HIDDEN_ARGS) if self.dot_names else []
 
     @property
     def holds_dot_files(self) -> bool:
@@ -82,6 +100,25 @@ class FileSelection:
         (``src/**``, or ``src/**/*.ts`` with rg given ``*.ts``) is a prefix
         test, about a third of the regex's cost a path.
         """
+        exact = self._exact_filter()
+        if not self.dot_names:
+            return exact
+        named = self._named_hidden
+        if exact is None:
+            return lambda batch: [p for p in batch if named(p)]
+        return lambda batch: [p for p in exact(batch) if named(p)]
+
+    def _named_hidden(self, printed: bytes) -> bool:
+        """Whether each hidden component of a printed path (``./a/.b/c``) is one a
+        literal-dot component of the glob names."""
+        if b"/." not in printed:
+            return True
+        parts = printed.split(b"/")[1:]
+        return all(
+            any(n.matches(part) for n in self.dot_names) for part in parts if part[:1] == b"."
+        )
+
+    def _exact_filter(self) -> Callable[[list[bytes]], list[bytes]] | None:
         g = self.glob
         if g is None or g.negated:
             return None
@@ -97,6 +134,11 @@ class FileSelection:
 
 
 NO_SELECTION = FileSelection()
+
+
+def _dot_components(glob: str) -> list[str]:
+    """The components of ``glob`` that start with a literal ``.`` (not ``.`` or ``..``)."""
+    return [c for c in glob.split("/") if c.startswith(".") and c not in (".", "..")]
 
 
 def _nothing(batch: list[bytes]) -> list[bytes]:

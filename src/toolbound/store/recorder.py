@@ -426,7 +426,7 @@ class CallRecorder(CallListener):
                 event["type"],
                 event["stream"] if is_chunk else None,
                 event["data"] if is_chunk else None,
-                None if is_chunk else _to_json(event["result"]),
+                None if is_chunk else _storable(_to_json(event["result"]), event["result"]),
                 at,
             ),
         )
@@ -464,9 +464,22 @@ def _settle(ops: list[_Op]) -> None:
             op[1].done.set_result(None)
 
 
+def _storable(text: str, value: object) -> str:
+    """``text`` (``value`` as JSON), or, when it holds a lone surrogate that no UTF-8
+    column can take (an agent's broken text, a name that is not UTF-8), ``value`` as
+    JSON with ASCII escapes: the same value read back, and the call still recorded."""
+    if text.isascii():
+        return text
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(value)
+    return text
+
+
 def _args_json(args: object) -> str:
     try:
-        return _to_strict_json(args)
+        return _storable(_to_strict_json(args), args)
     except (TypeError, ValueError):
         # A caller passed something JSON cannot hold; the call itself will say so.
         return json.dumps(repr(args), ensure_ascii=False)

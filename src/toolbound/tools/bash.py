@@ -464,8 +464,9 @@ async def shape_ends(
     cut = cut_head_tail(shown, budget=budget)
     if cut.truncated:
         half = min(limits.capture_max_bytes, limits.spill_max_bytes) // 2
-        kept = shown.within(2 * half)
-        fuller = kept.spill_bytes(head_ceiling_bytes=half, tail_ceiling_bytes=half)
+        fuller = shown.spill_within(
+            limits.spill_max_bytes, head_ceiling_bytes=half, tail_ceiling_bytes=half
+        )
         path = await asyncio.to_thread(scratch.spill, label, fuller)
         cut = cut.with_spill(None if path is None else str(path))
     stream = Shaped(

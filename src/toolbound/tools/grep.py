@@ -30,9 +30,10 @@ than the clip shows the window that holds its first match (``--column`` gives
 its byte offset), read without holding the whole line.
 
 Context lines (``before``/``after``) are entries of their own with their own
-line numbers and ``"context": true``, in line order beside the matches, and
-count toward ``headLimit`` and the budget like them. A multiline match gives
-one entry per line it spans.
+line numbers and ``"context": true``, in line order beside the matches.
+``headLimit`` and ``offset`` count matches; a match's context lines come with
+it, within the byte and line budget. A multiline match gives one entry per
+line it spans.
 
 Where each part lives: the walk that keeps the newest files in
 search/files.py, the passes' rg arguments and pass 2 in search/passes.py,
@@ -67,7 +68,7 @@ from toolbound.results import (
 from toolbound.search.files import TextFiles, newest_files
 from toolbound.search.page_notice import PageNotice
 from toolbound.search.passes import SecondPass, walk_args
-from toolbound.search.ranking import fit_page, item_size
+from toolbound.search.ranking import Entry, fit_page, item_size
 from toolbound.search.rg import raise_if_fatal
 from toolbound.search.scope import Scope, resolve_scope
 from toolbound.search.select import NO_SELECTION, FileSelection
@@ -224,29 +225,36 @@ async def _content_result(
 ) -> GrepContentResult:
     second = SecondPass(args, scope, deadline, ctx.limits, ctx.abort)
     entries, outcomes = await second.content_entries(files, want=want)
-    window = entries[args.offset : args.offset + page]
+    after = args.after or 0
+    found = [i for i, e in enumerate(entries) if not e.context]
+    window = entries[_match_window(entries, found, args.offset, page, after=after)]
     paths: dict[int, str] = {}
     for e in window:
         if e.rank not in paths:
             paths[e.rank] = scope.shown(ctx.roots, files.text[e.rank])
     matches = [
-        GrepMatch(path=paths[e.rank], line=e.line, text=e.text, context=e.context or None)
+        GrepMatch(
+            path=paths[e.rank], line=e.line, text=e.text, context=e.context or None, column=e.column
+        )
         for e in window
     ]
     pager = PageNotice(args, ctx.limits, [files.found.outcome, *outcomes])
 
     def build(n: int, fit_stop: str | None) -> GrepContentResult:
-        more = len(entries) > args.offset + n
+        n = _whole_groups(window, n, after=after)
+        shown = sum(not e.context for e in window[:n])
+        more = len(found) > args.offset + shown
         return GrepContentResult(
             matches=matches[:n],
             count=n,
             files=len({m.path for m in matches[:n]}),
             truncated=more or pager.stopped is not None,
             notice=pager.notice(
-                shown=n,
+                shown=shown,
                 more=more,
                 stopped_by=fit_stop,
                 clipped=sum(e.clipped for e in window[:n]),
+                windowed=next(((e.line, e.column) for e in window[:n] if e.column), None),
                 available=len(window),
             ),
         )
@@ -254,7 +262,46 @@ async def _content_result(
     return fit_page(
         build,
         matches,
-        head_limit=page,
+        head_limit=len(matches),
         budget=ctx.limits.search,
         cost=lambda m: item_size(m.to_wire()),
     )
+
+
+def _belongs_before(prev: Entry, entry: Entry, after: int) -> bool:
+    """Whether a context ``entry`` after the match ``prev`` is one of its after lines."""
+    return entry.rank == prev.rank and entry.line <= prev.line + after
+
+
+def _group_start(entries: list[Entry], prev: int, match: int, after: int) -> int:
+    """Where the entries of the match at ``match`` begin (its before lines), the match
+    at ``prev`` being the one before it."""
+    for i in range(prev + 1, match):
+        if not _belongs_before(entries[prev], entries[i], after):
+            return i
+    return match
+
+
+def _match_window(
+    entries: list[Entry], found: list[int], offset: int, page: int, *, after: int
+) -> slice:
+    """The entries of matches ``offset .. offset + page - 1`` with their context lines:
+    ``headLimit`` and ``offset`` count matches, and context comes with its match."""
+    if offset >= len(found):
+        return slice(len(entries), len(entries))
+    start = 0 if offset == 0 else _group_start(entries, found[offset - 1], found[offset], after)
+    last = offset + page - 1
+    if last + 1 >= len(found):
+        return slice(start, len(entries))
+    return slice(start, _group_start(entries, found[last], found[last + 1], after))
+
+
+def _whole_groups(window: list[Entry], n: int, *, after: int) -> int:
+    """``n`` less the before lines at its end whose match did not fit."""
+    last = next((i for i in range(n - 1, -1, -1) if not window[i].context), None)
+    if last is None:
+        return n
+    end = last + 1
+    while end < n and _belongs_before(window[last], window[end], after):
+        end += 1
+    return end
