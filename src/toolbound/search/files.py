@@ -124,6 +124,7 @@ async def newest_files(
     outcome = await run_rg(
         [*args, *selection.rg_args(), "--null", "--", scope.target],
         cwd=scope.cwd,
+        pass_fds=scope.pass_fds,
         consume=consume,
         deadline=deadline,
         abort=ctx.abort,
@@ -140,6 +141,7 @@ async def newest_files(
                 scope.target,
             ],
             cwd=scope.cwd,
+            pass_fds=scope.pass_fds,
             consume=confirm,
             deadline=deadline,
             abort=ctx.abort,

@@ -132,6 +132,7 @@ class SecondPass:
                 *batch,
             ],
             cwd=self.scope.cwd,
+            pass_fds=self.scope.pass_fds,
             consume=consume,
             deadline=self.deadline,
             abort=self.abort,

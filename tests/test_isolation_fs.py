@@ -1,0 +1,203 @@
+"""No racing symlink swap moves a tool's file operation outside its root (CONTRACT 16).
+
+A real process swaps a workspace folder ``d`` with a symlink ``dl`` to an
+outside folder (``renameat2(RENAME_EXCHANGE)`` in a tight loop) while the
+tools run through ToolHost; afterwards nothing outside was written, and no
+result shows an outside file. Every call still answers: a clear TOOL_ error is
+fine when the path changed under it. The host's own writes into the scratch
+dir (spill files, job logs) are never led out by a symlink a command planted.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolbound.host import ToolHost
+
+CALLS = 500
+SEARCH_CALLS = 60
+
+# Exchanges the folder argv[1] and the symlink argv[2] until its stdin closes, then
+# prints how many swaps it made. A process of its own, so swaps land mid-call.
+SWAPPER = r"""
+import ctypes, os, sys, threading
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
+a, b = os.fsencode(sys.argv[1]), os.fsencode(sys.argv[2])
+done = threading.Event()
+threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
+print("swapping", flush=True)
+swaps = 0
+while not done.is_set():
+    if libc.renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) != 0:
+        sys.exit("renameat2: " + os.strerror(ctypes.get_errno()))
+    swaps += 1
+print(swaps, flush=True)
+"""
+
+
+@contextlib.contextmanager
+def swapping(folder: Path, link: Path) -> Iterator[list[int]]:
+    """The SWAPPER exchanging ``folder`` and ``link`` while the block runs; the list
+    it yields gets the number of swaps made."""
+    swapper = subprocess.Popen(
+        [sys.executable, "-c", SWAPPER, str(folder), str(link)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert swapper.stdin is not None
+    assert swapper.stdout is not None
+    swaps: list[int] = []
+    try:
+        assert swapper.stdout.readline() == "swapping\n"
+        yield swaps
+    finally:
+        swapper.stdin.close()
+        swaps.append(int(swapper.stdout.readline() or 0))
+        swapper.wait(timeout=10)
+        swapper.stdout.close()
+    assert swapper.returncode == 0
+
+
+@pytest.fixture
+def places(tmp_path: Path) -> tuple[Path, Path]:
+    """The workspace (``d`` a folder, ``dl`` a symlink to ``outside``) and ``outside``."""
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    (ws / "d").mkdir(parents=True)
+    outside.mkdir()
+    (ws / "d" / "secret.txt").write_text("inside\n")
+    (ws / "d" / "e.txt").write_text("A\n")
+    (outside / "secret.txt").write_text("OUTSIDE\n")
+    (outside / "e.txt").write_text("A\n")
+    (outside / "only-outside.txt").write_text("OUTSIDE\n")
+    (ws / "dl").symlink_to(outside)
+    return ws, outside
+
+
+def _code(result: Any) -> str:
+    assert isinstance(result, dict)
+    code = result["error"]["code"] if "error" in result else "ok"
+    assert code == "ok" or code.startswith("TOOL_"), result
+    return str(code)
+
+
+async def test_no_write_lands_outside_while_a_folder_is_swapped(
+    places: tuple[Path, Path], tmp_path: Path
+) -> None:
+    ws, outside = places
+    codes: collections.Counter[str] = collections.Counter()
+    async with ToolHost(workspace=ws, data_dir=tmp_path / "data") as host:
+        with swapping(ws / "d", ws / "dl") as swaps:
+            for i in range(CALLS):
+                result = await host.call("Write", {"path": f"d/new/pwn-{i}.txt", "content": "x"})
+                codes[_code(result)] += 1
+    escaped = sorted(p.name for p in outside.rglob("pwn-*"))
+    assert (len(escaped), escaped[:3]) == (0, []), (codes, swaps)
+    assert codes["ok"] > 0, codes
+    assert swaps[0] > CALLS, swaps
+
+
+async def test_no_read_shows_an_outside_file_while_a_folder_is_swapped(
+    places: tuple[Path, Path], tmp_path: Path
+) -> None:
+    ws, _ = places
+    codes: collections.Counter[str] = collections.Counter()
+    outside_reads = 0
+    async with ToolHost(workspace=ws, data_dir=tmp_path / "data") as host:
+        with swapping(ws / "d", ws / "dl") as swaps:
+            for _ in range(CALLS):
+                result = await host.call("Read", {"path": "d/secret.txt"})
+                codes[_code(result)] += 1
+                outside_reads += "OUTSIDE" in result.get("content", "")
+    assert outside_reads == 0, (codes, swaps)
+    assert codes["ok"] > 0, codes
+
+
+async def test_no_edit_changes_an_outside_file_while_a_folder_is_swapped(
+    places: tuple[Path, Path], tmp_path: Path
+) -> None:
+    ws, outside = places
+    before = (outside / "e.txt").stat()
+    codes: collections.Counter[str] = collections.Counter()
+    async with ToolHost(workspace=ws, data_dir=tmp_path / "data") as host:
+        with swapping(ws / "d", ws / "dl"):
+            for _ in range(CALLS // 2):
+                read = await host.call("Read", {"path": "d/e.txt"})
+                if _code(read) != "ok":
+                    continue
+                old = read["content"].strip()
+                new = "B" if old == "A" else "A"
+                edit = {"path": "d/e.txt", "oldString": old, "newString": new}
+                codes[_code(await host.call("Edit", edit))] += 1
+    after = (outside / "e.txt").stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns), codes
+    assert (outside / "e.txt").read_text() == "A\n"
+    assert codes["ok"] > 0, codes
+
+
+async def test_glob_and_grep_with_a_swapped_path_never_list_an_outside_file(
+    places: tuple[Path, Path], tmp_path: Path
+) -> None:
+    ws, _ = places
+    codes: collections.Counter[str] = collections.Counter()
+    shown: list[str] = []
+    async with ToolHost(workspace=ws, data_dir=tmp_path / "data") as host:
+        with swapping(ws / "d", ws / "dl"):
+            for _ in range(SEARCH_CALLS):
+                found = await host.call("Glob", {"pattern": "*", "path": "d"})
+                if _code(found) == "ok":
+                    shown += found["matches"]
+                codes["Glob " + _code(found)] += 1
+                grep = {"pattern": "OUTSIDE", "path": "d", "outputMode": "filesWithMatches"}
+                found = await host.call("Grep", grep)
+                if _code(found) == "ok":
+                    shown += found.get("files", [])
+                codes["Grep " + _code(found)] += 1
+    assert [s for s in shown if "only-outside" in s] == [], codes
+    assert codes["Glob ok"] > 0, codes
+
+
+async def test_a_planted_tool_output_symlink_never_receives_a_spill(tmp_path: Path) -> None:
+    ws, elsewhere = tmp_path / "ws", tmp_path / "elsewhere"
+    ws.mkdir()
+    elsewhere.mkdir()
+    async with ToolHost(workspace=ws, data_dir=tmp_path / "data") as host:
+        assert host.scratch.ensure()
+        (host.scratch.dir / "tool-output").symlink_to(elsewhere)
+        result = await host.call(
+            "Bash", {"command": f"{sys.executable} -c \"print('a' * 300_000)\""}
+        )
+        assert _code(result) == "ok"
+        spilled = result["spill"].get("stdout")
+        assert os.listdir(elsewhere) == []
+        assert spilled is not None
+        spill = Path(spilled)
+        assert (spill.parent, spill.parent.is_symlink()) == (host.scratch.spill_dir, False)
+        assert spill.read_bytes()[:1000] == b"a" * 1000  # noqa: ASYNC240
+
+
+async def test_a_planted_jobs_symlink_never_receives_a_job_log(tmp_path: Path) -> None:
+    ws, elsewhere = tmp_path / "ws", tmp_path / "elsewhere"
+    ws.mkdir()
+    elsewhere.mkdir()
+    async with ToolHost(workspace=ws, data_dir=tmp_path / "data") as host:
+        assert host.scratch.ensure()
+        (host.scratch.dir / "jobs").symlink_to(elsewhere)
+        started = await host.call("Bash", {"command": "echo hi", "background": True})
+        assert _code(started) == "ok"
+        assert os.listdir(elsewhere) == []
+        log = Path(started["logs"]["stdout"])
+        assert (log.parent.parent, log.parent.parent.is_symlink()) == (
+            host.scratch.dir / "jobs",
+            False,
+        )
