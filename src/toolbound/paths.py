@@ -136,6 +136,11 @@ def _general_words(kind: OsErrorKind, where: str, err: OSError) -> str:
         return f"{where}: {err.strerror or err} (no space left). Free some space, then call again."
     if kind == "too_long":
         return f"The path is too long: {where}."
+    if kind == "loop":
+        return (
+            f"{where} is a symlink loop (or leads through more than 40 symlinks) and "
+            "reaches no file; use the path it was meant to point to."
+        )
     return (
         f"{where} could not be reached ({err.strerror or err}): it or a symlink on its path "
         "changed or vanished meanwhile. Check the path (Glob lists what is there) and call again."
