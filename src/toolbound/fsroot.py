@@ -286,6 +286,15 @@ def _walk_fast(root_fd: int, names: Sequence[str]) -> Spot | None:
     if st is None or stat.S_ISREG(st.st_mode):
         os.close(root_fd)
         return Spot(fd, list(names[:-1]), (names[-1],), st)
+    if stat.S_ISDIR(st.st_mode):
+        try:
+            below = os.open(names[-1], _DIR_FLAGS, dir_fd=fd)
+        except OSError:
+            below = -1  # swapped since the stat: the walk looks again
+        if below >= 0:
+            os.close(fd)
+            os.close(root_fd)
+            return Spot(below, list(names), (), None)
     os.close(fd)
     return None
 
