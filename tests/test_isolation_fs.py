@@ -25,15 +25,21 @@ from toolbound import fsroot
 from toolbound.host import ToolHost
 
 CALLS = 500
-SEARCH_CALLS = 60
+SEARCH_CALLS = 40
+# How long the swapper holds each state while Edits run (each Edit's steps by name
+# took longer than the tight loop held one state, so it rarely caught one before).
+EDIT_HOLD_S = 0.0005
 
 # Exchanges the folder argv[1] and the symlink argv[2] until its stdin closes, then
-# prints how many swaps it made. A process of its own, so swaps land mid-call.
+# prints how many swaps it made; with argv[3], it holds each state that many seconds
+# (an Edit's steps take longer than a tight loop holds one). A process of its own,
+# so swaps land mid-call.
 SWAPPER = r"""
-import ctypes, os, sys, threading
+import ctypes, os, sys, threading, time
 libc = ctypes.CDLL(None, use_errno=True)
 AT_FDCWD, RENAME_EXCHANGE = -100, 2
 a, b = os.fsencode(sys.argv[1]), os.fsencode(sys.argv[2])
+hold_s = float(sys.argv[3])
 done = threading.Event()
 threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
 print("swapping", flush=True)
@@ -42,16 +48,18 @@ while not done.is_set():
     if libc.renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) != 0:
         sys.exit("renameat2: " + os.strerror(ctypes.get_errno()))
     swaps += 1
+    if hold_s:
+        time.sleep(hold_s)
 print(swaps, flush=True)
 """
 
 
 @contextlib.contextmanager
-def swapping(folder: Path, link: Path) -> Iterator[list[int]]:
+def swapping(folder: Path, link: Path, *, hold_s: float = 0.0) -> Iterator[list[int]]:
     """The SWAPPER exchanging ``folder`` and ``link`` while the block runs; the list
     it yields gets the number of swaps made."""
     swapper = subprocess.Popen(
-        [sys.executable, "-c", SWAPPER, str(folder), str(link)],
+        [sys.executable, "-c", SWAPPER, str(folder), str(link), str(hold_s)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -143,14 +151,18 @@ async def test_no_edit_changes_an_outside_file_while_a_folder_is_swapped(
     codes: collections.Counter[str] = collections.Counter()
     replaced = 0
     async with ToolHost(workspace=ws, data_dir=tmp_path / "data") as host:
-        with swapping(ws / "d", ws / "dl"):
+        with swapping(ws / "d", ws / "dl", hold_s=EDIT_HOLD_S):
+            current: str | None = None
             for i in range(CALLS):
-                read = await host.call("Read", {"path": "d/e.txt"})
-                if _code(read) != "ok":
-                    continue
-                edit = {"path": "d/e.txt", "oldString": read["content"], "newString": f"E{i}\n"}
+                if current is None:
+                    read = await host.call("Read", {"path": "d/e.txt"})
+                    if _code(read) != "ok":
+                        continue
+                    current = read["content"]
+                edit = {"path": "d/e.txt", "oldString": current, "newString": f"E{i}\n"}
                 code = _code(await host.call("Edit", edit))
                 codes[code] += 1
+                current = f"E{i}\n" if code == "ok" else None
                 if code == "ok":
                     # The outside file keeps the same text, so an Edit led out there
                     # would pass the read record's check; written in place, so only
@@ -164,25 +176,33 @@ async def test_no_edit_changes_an_outside_file_while_a_folder_is_swapped(
     assert codes["ok"] > 0, codes
 
 
-async def test_glob_and_grep_with_a_swapped_path_never_list_an_outside_file(
-    places: tuple[Path, Path], tmp_path: Path
+@pytest.mark.parametrize("path", ["d", None])
+async def test_glob_and_grep_never_show_an_outside_file_while_a_folder_is_swapped(
+    places: tuple[Path, Path], tmp_path: Path, path: str | None
 ) -> None:
+    # With `path` "d" the swapped folder is the one searched; without, rg's own walk
+    # meets it below the workspace.
     ws, _ = places
+    where = {"path": path} if path else {}
     codes: collections.Counter[str] = collections.Counter()
     shown: list[str] = []
     async with ToolHost(workspace=ws, data_dir=tmp_path / "data") as host:
         with swapping(ws / "d", ws / "dl"):
             for _ in range(SEARCH_CALLS):
-                found = await host.call("Glob", {"pattern": "*", "path": "d"})
+                found = await host.call("Glob", {"pattern": "**/*", **where})
                 if _code(found) == "ok":
                     shown += found["matches"]
                 codes["Glob " + _code(found)] += 1
-                grep = {"pattern": "OUTSIDE", "path": "d", "outputMode": "filesWithMatches"}
-                found = await host.call("Grep", grep)
+                files = {"pattern": "OUTSIDE", "outputMode": "filesWithMatches", **where}
+                found = await host.call("Grep", files)
                 if _code(found) == "ok":
-                    shown += found.get("files", [])
+                    shown += found["files"]
                 codes["Grep " + _code(found)] += 1
-    assert [s for s in shown if "only-outside" in s] == [], codes
+                found = await host.call("Grep", {"pattern": "OUTSIDE|inside", **where})
+                if _code(found) == "ok":
+                    shown += [f"{m['path']}:{m['text']}" for m in found["matches"]]
+                codes["Grep content " + _code(found)] += 1
+    assert [s for s in shown if "only-outside" in s or "OUTSIDE" in s] == [], codes
     assert codes["Glob ok"] > 0, codes
 
 

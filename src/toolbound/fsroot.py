@@ -38,6 +38,9 @@ Bash ``workdir`` are to use):
     Spot.listing_fd()                 a readable descriptor of a folder (scandir, fsync)
     Spot.proc_path                    ``/proc/self/fd/N`` of the folder, for a child's cwd
     private_dir(parent_fd, name)      a 0700 folder the host made, never a planted symlink
+    reach(dir_fd, relative)           the lstat of a file below a folder descriptor,
+                                      reached through no symlink (None if not so)
+    reach_fd(dir_fd, relative)        the same as an O_PATH descriptor, for a child
     open_dir(path)                    a trusted folder (a root) as an O_PATH descriptor
     openat2_available()               whether the fast path is in use
 
@@ -46,6 +49,7 @@ Pieces:
     Spot               where a walk ended: a folder descriptor and the names below it
     walk               the component walk from a root folder
     private_dir        create-or-open a private folder, refusing planted entries
+    reach              a strict look-up below a descriptor (a listing's check)
     openat2_available  the kernel probe
 """
 
@@ -59,7 +63,6 @@ import stat
 from collections import deque
 from collections.abc import Iterable, Sequence
 from functools import cache
-from pathlib import Path
 
 # Linux's limit of symlinks in one lookup (MAXSYMLINKS); past it, ELOOP.
 MAX_SYMLINKS = 40
@@ -412,6 +415,41 @@ def _remove_planted(parent_fd: int, name: str) -> None:
         os.unlink(name, dir_fd=parent_fd)
 
 
-def path_of(root: Path, parts: Iterable[str]) -> Path:
-    """The path a walk's parts name below ``root`` (for showing, never for opening)."""
-    return root.joinpath(*parts)
+def reach(dir_fd: int, relative: bytes) -> os.stat_result | None:
+    """The lstat of ``relative`` below the folder ``dir_fd``, reached through real
+    folders only (no symlink, no ``..``); None when it cannot be reached so.
+
+    For checking what another program listed by name (rg's walk): a name that
+    led through a symlink swapped in meanwhile is not reached.
+    """
+    fd = reach_fd(dir_fd, relative)
+    if fd < 0:
+        return None
+    try:
+        return os.fstat(fd)
+    finally:
+        os.close(fd)
+
+
+def reach_fd(dir_fd: int, relative: bytes) -> int:
+    """``reach`` as an ``O_PATH`` descriptor of the entry (the caller closes it), or -1.
+    A child given ``/proc/self/fd/N`` of it opens that very file."""
+    names = [n for n in relative.split(b"/") if n not in (b"", b".")]
+    if not names or b".." in names:
+        return -1
+    try:
+        if openat2_available():
+            return _openat2(dir_fd, os.fsdecode(b"/".join(names)), _DIR_FLAGS & ~os.O_DIRECTORY)
+        fd = dir_fd
+        try:
+            for name in names[:-1]:
+                below = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                if fd != dir_fd:
+                    os.close(fd)
+                fd = below
+            return os.open(names[-1], _DIR_FLAGS & ~os.O_DIRECTORY, dir_fd=fd)
+        finally:
+            if fd != dir_fd:
+                os.close(fd)
+    except OSError:
+        return -1

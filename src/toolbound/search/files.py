@@ -147,7 +147,7 @@ async def newest_files(
             abort=ctx.abort,
             grace_s=ctx.limits.kill_grace_s,
         )
-    return Found(heap.ranked(), outcome, overflowed=heap.overflowed)
+    return Found(scope.confirmed(heap.ranked()), outcome, overflowed=heap.overflowed)
 
 
 def _mtimes(batch: list[bytes], cwd: bytes, cwd_fd: int | None) -> tuple[list[int], list[bytes]]:

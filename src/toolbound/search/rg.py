@@ -41,9 +41,10 @@ Stopped = Literal["timeout", "abort"]
 _EXE = "rg.exe" if os.name == "nt" else "rg"
 
 # rg prints per-path problems as "rg: <path>: <reason>" (our search target
-# always starts with "."); those that are I/O errors (an unreadable folder, a
-# file gone mid-walk) end with "(os error N)" and mean the path was skipped.
-_PATH_ERROR_PREFIX = "rg: ."
+# always starts with ".", or is a file given by descriptor); those that are I/O
+# errors (an unreadable folder, a file gone mid-walk) end with "(os error N)"
+# and mean the path was skipped.
+_PATH_ERROR_PREFIX = ("rg: .", "rg: /proc/self/fd/")
 _IO_ERROR_MARK = "(os error "
 # How much of rg's stderr is kept to quote in an error message.
 _STDERR_KEEP_CHARS = 4096

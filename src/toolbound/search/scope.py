@@ -14,8 +14,11 @@ host's own stats and sniffs of the files rg prints start from the same
 descriptor. What stays path-based is rg's own walk below that folder: it reads
 subfolders by name, so a subfolder swapped for a symlink in the instant
 between rg listing it and opening it could let rg read that one subtree
-through the symlink (rg never follows a symlink it lists). Where ``/proc`` is
-not mounted, the folder's path is used instead.
+through the symlink (rg never follows a symlink it lists). The files it names
+are therefore confirmed (``Scope.confirmed``: reached again from the
+descriptor through real folders only) before any is ranked, shown or searched
+again, so such a name never reaches a result. Where ``/proc`` is not mounted,
+the folder's path is used instead.
 
 A Scope holds its descriptor: ``close()`` it when the search is done.
 
@@ -34,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from toolbound.fsroot import Spot
+from toolbound.fsroot import Spot, reach
 from toolbound.paths import Located, Roots
 from toolbound.results import ErrorCode, Root, ToolError
 from toolbound.search.names import shown_name
@@ -78,6 +81,20 @@ class Scope:
     def close(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)
+
+    def confirmed(self, printed: list[bytes]) -> list[bytes]:
+        """The printed files that are still reached from the scope's folder through
+        real folders only (see the module docstring), in order: a name rg found
+        through a folder swapped for a symlink during its walk is dropped."""
+        if self.fd < 0:
+            return printed
+        at = self.fd
+        kept = []
+        for p in printed:
+            st = reach(at, p)
+            if st is not None and stat.S_ISREG(st.st_mode):
+                kept.append(p)
+        return kept
 
     def real(self, printed: bytes) -> Path:
         """The real path of a file rg printed (relative to ``cwd``)."""
