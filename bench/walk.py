@@ -8,7 +8,7 @@ per-component walk a kernel without it falls back to.
 
 The file sits ``--depth`` folders below the workspace (default 5). Each figure
 is the median of ``--rounds`` rounds of ``--calls`` look-ups, in microseconds
-per look-up.
+per look-up; the three take turns round by round.
 
     python bench/walk.py
 """
@@ -40,14 +40,29 @@ def _walk_open(roots: Roots, rel: str) -> None:
         os.close(located.spot.open(_FLAGS))
 
 
-def _per_call_us(fn: Callable[[], None], calls: int, rounds: int) -> float:
-    times = []
+def _per_call_us(fns: list[Callable[[], None]], calls: int, rounds: int) -> list[float]:
+    """Each function's median microseconds per call, the functions taking turns round
+    by round (so a load that comes and goes weighs on each alike)."""
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(rounds):
-        start = time.perf_counter()
-        for _ in range(calls):
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            times[i].append((time.perf_counter() - start) / calls * 1e6)
+    return [statistics.median(t) for t in times]
+
+
+def _without_openat2(fn: Callable[[], None]) -> Callable[[], None]:
+    def run() -> None:
+        probe = fsroot.openat2_available
+        fsroot.openat2_available = lambda: False  # type: ignore[assignment]
+        try:
             fn()
-        times.append((time.perf_counter() - start) / calls * 1e6)
-    return statistics.median(times)
+        finally:
+            fsroot.openat2_available = probe
+
+    return run
 
 
 def main() -> None:
@@ -63,11 +78,16 @@ def main() -> None:
         (folder / "f.txt").write_text("x\n")
         rel = str((folder / "f.txt").relative_to(ws))
         roots = Roots.create(ws, Path(tmp) / "scratch")
-        anchor = _per_call_us(lambda: _realpath_open(roots, rel), ns.calls, ns.rounds)
-        fast = _per_call_us(lambda: _walk_open(roots, rel), ns.calls, ns.rounds)
         available = fsroot.openat2_available()
-        fsroot.openat2_available = lambda: False  # type: ignore[assignment]
-        slow = _per_call_us(lambda: _walk_open(roots, rel), ns.calls, ns.rounds)
+        anchor, fast, slow = _per_call_us(
+            [
+                lambda: _realpath_open(roots, rel),
+                lambda: _walk_open(roots, rel),
+                _without_openat2(lambda: _walk_open(roots, rel)),
+            ],
+            ns.calls,
+            ns.rounds,
+        )
     print(f"path {rel!r}, depth {ns.depth}; median of {ns.rounds} x {ns.calls} look-ups")
     print(f"  realpath + stat + open (anchor)     {anchor:7.2f} us  1.00x")
     label = "openat2" if available else "openat2 (absent here: the walk)"

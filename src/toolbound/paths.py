@@ -12,7 +12,7 @@ is matched to the root it names lexically, walked a component at a time, and
 when a symlink or ``..`` leads out of that root the walk starts again from
 the root that holds where it leads (or the path is refused). Only a path that
 names no root lexically (an absolute path through a symlink outside the
-roots, such as ``/tmp`` to ``/private/tmp``) is first resolved by name, to
+roots, such as a symlinked home folder) is first resolved by name, to
 learn which root it reaches; the walk from that root then decides.
 
 Pieces:

@@ -132,7 +132,7 @@ def _located_scope(roots: Roots, path: str | None, located: Located) -> Scope:
     explicit = path not in (None, "") and real != roots.workspace
     if not spot.rest:
         return _scope(
-            roots, real, ".", explicit=explicit, is_file=False, root=resolved.root, fd=spot
+            roots, real, ".", explicit=explicit, is_file=False, root=resolved.root, spot=spot
         )
     assert spot.st is not None
     if stat.S_ISREG(spot.st.st_mode):
@@ -143,7 +143,7 @@ def _located_scope(roots: Roots, path: str | None, located: Located) -> Scope:
             explicit=explicit,
             is_file=True,
             root=resolved.root,
-            fd=spot,
+            spot=spot,
         )
     raise ToolError(
         ErrorCode.NOT_REGULAR_FILE,
@@ -160,11 +160,11 @@ def _scope(
     explicit: bool,
     is_file: bool,
     root: Root,
-    fd: Spot,
+    spot: Spot,
 ) -> Scope:
     """The Scope in the walk's folder; the Spot's descriptor passes to it."""
     shown_cwd = roots.display(cwd, root)
-    held, fd.dir_fd = fd.dir_fd, -1
+    held, spot.dir_fd = spot.dir_fd, -1
     through = Path(f"{_PROC_FDS}/{held}") if os.path.isdir(_PROC_FDS) else cwd
     return Scope(
         cwd=through,
