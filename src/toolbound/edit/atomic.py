@@ -25,15 +25,15 @@ sweeps such leftovers whose writer is gone (:func:`sweep_temp_files`).
 
 A new file gets the normal mode for workspace files: 0666 less the umask (as
 an editor or ``cat >`` would create it); missing parent folders 0777 less the
-umask. Replacing a file gives the name a new inode: hard links to the old one
-keep the old content (as with ``sed -i`` and most editors).
+umask (``fsroot.Spot.make_parents``, at the parent's descriptor). Replacing a
+file gives the name a new inode: hard links to the old one keep the old
+content (as with ``sed -i`` and most editors).
 
 Pieces:
     atomic_write      fill a temporary file, keep mode and owner, fsync, rename, fsync folder
     write_all         os.write until every byte is out
     temp_name         the temporary file's name for a target
     sweep_temp_files  remove temporaries of a target left by writers that are gone
-    make_parents      create missing parent folders (by path: a trusted folder)
 """
 
 from __future__ import annotations
@@ -112,11 +112,6 @@ def sweep_temp_files(folder: Path, target_name: str, *, dir_fd: int | None = Non
             os.unlink(name if dir_fd is not None else folder / name, dir_fd=dir_fd)
             removed += 1
     return removed
-
-
-def make_parents(folder: Path) -> None:
-    """Create ``folder`` and its missing parents with the normal mode (0777 less the umask)."""
-    os.makedirs(folder, exist_ok=True)
 
 
 def _fsync_folder(dir_fd: int) -> None:
