@@ -56,12 +56,11 @@ Pieces:
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import os
 import stat
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 
 # Linux's limit of symlinks in one lookup (MAXSYMLINKS); past it, ELOOP.
@@ -80,14 +79,6 @@ _RESOLVE_BENEATH = 0x08
 _RESOLVE = _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS
 
 
-class _OpenHow(ctypes.Structure):
-    _fields_ = [
-        ("flags", ctypes.c_uint64),
-        ("mode", ctypes.c_uint64),
-        ("resolve", ctypes.c_uint64),
-    ]
-
-
 class Outside(Exception):
     """A walk left its root: ``path`` is the absolute path the step leads to."""
 
@@ -97,31 +88,47 @@ class Outside(Exception):
 
 
 @cache
-def _libc() -> ctypes.CDLL | None:
+def _syscall() -> Callable[[int, str, int], int] | None:
+    """``openat2`` through libc's ``syscall``, built once (ctypes is imported here only,
+    when a walk first needs it), or None without a libc to call."""
+    import ctypes
+
+    class OpenHow(ctypes.Structure):
+        _fields_ = [
+            ("flags", ctypes.c_uint64),
+            ("mode", ctypes.c_uint64),
+            ("resolve", ctypes.c_uint64),
+        ]
+
     try:
-        return ctypes.CDLL(None, use_errno=True)
+        libc = ctypes.CDLL(None, use_errno=True)
     except OSError:
         return None
+
+    def openat2(dir_fd: int, path: str, flags: int) -> int:
+        how = OpenHow(flags, 0, _RESOLVE)
+        fd = int(
+            libc.syscall(
+                ctypes.c_long(_SYS_OPENAT2),
+                ctypes.c_int(dir_fd),
+                ctypes.c_char_p(os.fsencode(path)),
+                ctypes.byref(how),
+                ctypes.c_size_t(ctypes.sizeof(how)),
+            )
+        )
+        return fd if fd >= 0 else -(ctypes.get_errno() or errno.EIO)
+
+    return openat2
 
 
 def _openat2(dir_fd: int, path: str, flags: int) -> int:
     """``openat2(dir_fd, path, {flags, 0, BENEATH|NO_SYMLINKS})``, raising OSError."""
-    libc = _libc()
-    if libc is None:
+    call = _syscall()
+    if call is None:
         raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS))
-    how = _OpenHow(flags, 0, _RESOLVE)
-    fd = int(
-        libc.syscall(
-            ctypes.c_long(_SYS_OPENAT2),
-            ctypes.c_int(dir_fd),
-            ctypes.c_char_p(os.fsencode(path)),
-            ctypes.byref(how),
-            ctypes.c_size_t(ctypes.sizeof(how)),
-        )
-    )
+    fd = call(dir_fd, path, flags)
     if fd < 0:
-        number = ctypes.get_errno()
-        raise OSError(number, os.strerror(number), path)
+        raise OSError(-fd, os.strerror(-fd), path)
     return fd
 
 
