@@ -160,6 +160,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sandbox(serve)
     _add_profile(serve)
     _add_store(serve)
+    serve.add_argument(
+        "--structured",
+        action="store_true",
+        help="results in the 0.2 shape for programmatic clients: the result as "
+        "structuredContent beside the text, and output schemas (default: the text only, "
+        "which is what every harness's model should read)",
+    )
 
     web = sub.add_parser(
         "web", help=f"serve the web view alone, over the store (default {DEFAULT_HTTP})"
@@ -386,6 +393,7 @@ def _serve(ns: argparse.Namespace, *, web_only: bool = False) -> int:
         network=getattr(ns, "network", True),
         profile=profile_named(getattr(ns, "profile", "exact")),
         context_window=getattr(ns, "context_window", None),
+        shape="structured" if getattr(ns, "structured", False) else "text",
     )
     try:
         if web_only and http is not None:

@@ -2,8 +2,8 @@
 
 A thin adapter over :class:`ToolHost` on the SDK's low-level ``Server`` (the
 tools' schemas come from the registry, not from typed functions). It only
-translates: the tool definitions into MCP tools, a result dict into
-``structuredContent`` plus one text block (``model_text``), Bash chunk events
+translates: the tool definitions into MCP tools, a result dict into its
+model text (``model_text``) as the result's content, Bash chunk events
 into progress notifications, an MCP cancellation into an abort, and a request
 into the toolbound session it belongs to. Nothing here decides what the model
 sees; ``bounds/``, the tools and ``model_text`` did that already. Wiring it to
@@ -21,8 +21,16 @@ session id (stdio, where the process is the session; the sessionless
 ``_meta["toolbound/session"]``: each name is a session of its own, ended when
 the server stops. Requests naming none share the server's own session.
 
+Results are text only (CONTRACT section 6): harnesses such as Claude Code and
+Codex CLI hand their model the ``structuredContent`` JSON instead of the text
+when both are there, so by default a result is its model text and nothing
+else. ``ResultShape`` "structured" (``serve --structured``) restores the 0.2
+shape for programmatic clients: the result dict as ``structuredContent`` beside
+the text and an ``outputSchema`` per tool that admits the error shape too.
+
 Pieces:
-    mcp_tools          the tool definitions as MCP tools, with output schemas
+    ResultShape        "text" (the default) or "structured" (the 0.2 shape)
+    mcp_tools          the tool definitions as MCP tools (output schemas when structured)
     call_result        result dict -> CallToolResult (a tool error or timeout: isError)
     named_session      the toolbound session a sessionless request names
     server_session_id  a fresh id for the server's own session
@@ -38,7 +46,7 @@ import itertools
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import mcp_types as types
@@ -67,26 +75,40 @@ SESSION_PREFIX = "mcp-"
 
 # --- tools and results --------------------------------------------------------
 
+# What a result carries: its model text only ("text"), or the 0.2 shape with the
+# result dict as structuredContent beside it ("structured", ``serve --structured``).
+ResultShape = Literal["text", "structured"]
 
-def mcp_tools(limits: Limits, profile: Profile = "exact") -> list[types.Tool]:
-    """The definitions (schema, description for ``profile``, annotations) plus output
-    schemas."""
+
+def mcp_tools(
+    limits: Limits, profile: Profile = "exact", *, shape: ResultShape = "text"
+) -> list[types.Tool]:
+    """The definitions (schema, description for ``profile``, annotations); with the
+    structured ``shape`` their output schemas too (which admit the error shape)."""
     return [
         types.Tool.model_validate(
-            {**d.render("mcp"), "outputSchema": d.output_schema}, by_name=False
+            {**d.render("mcp"), "outputSchema": d.output_schema}
+            if shape == "structured"
+            else d.render("mcp"),
+            by_name=False,
         )
         for d in tool_defs(limits, profile)
     ]
 
 
 def call_result(
-    name: str, result: dict[str, Any], *, profile: Profile = "exact"
+    name: str,
+    result: dict[str, Any],
+    *,
+    profile: Profile = "exact",
+    shape: ResultShape = "text",
 ) -> types.CallToolResult:
-    """``structuredContent`` is the result dict, the text block its model text for the
-    host's ``profile``; a tool error or a timeout sets ``isError``."""
+    """The result's model text for the host's ``profile`` as its one text block (and
+    with the structured ``shape`` the result dict as ``structuredContent``); a tool
+    error or a timeout sets ``isError``, its text ``CODE: message`` or the Bash text."""
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=model_text(name, result, profile=profile))],
-        structured_content=result,
+        structured_content=result if shape == "structured" else None,
         is_error=is_error(result),
     )
 
@@ -215,12 +237,19 @@ def _progress_sender(ctx: ServerRequestContext[Any]) -> ChunkSink:
 # --- the server ---------------------------------------------------------------
 
 
-def build_server(pool: HostPool, limits: Limits, profile: Profile = "exact") -> Server[HostPool]:
-    """The low-level MCP server: tools/list and tools/call over the hosts of ``pool``.
+def build_server(
+    pool: HostPool,
+    limits: Limits,
+    profile: Profile = "exact",
+    *,
+    shape: ResultShape = "text",
+) -> Server[HostPool]:
+    """The low-level MCP server: tools/list and tools/call over the hosts of ``pool``,
+    results in ``shape``.
 
     The sessions end with the server's lifespan (stdin closed, HTTP shutdown).
     """
-    tools = mcp_tools(limits, profile)
+    tools = mcp_tools(limits, profile, shape=shape)
 
     @contextlib.asynccontextmanager
     async def lifespan(_server: Server[HostPool]) -> AsyncIterator[HostPool]:
@@ -241,10 +270,10 @@ def build_server(pool: HostPool, limits: Limits, profile: Profile = "exact") -> 
         try:
             host = await _host_for(ctx.lifespan_context, ctx, named_session(params))
         except ToolError as err:
-            return call_result(params.name, err.to_result().to_wire())
+            return call_result(params.name, err.to_result().to_wire(), shape=shape)
         args = params.arguments if params.arguments is not None else {}
         result = await run_call(host, params.name, args, _progress_sender(ctx))
-        return call_result(params.name, result, profile=host.profile)
+        return call_result(params.name, result, profile=host.profile, shape=shape)
 
     return Server(
         "toolbound",

@@ -37,7 +37,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from toolbound.exec.sandbox import SandboxPolicy, describe
 from toolbound.host import ToolHost
 from toolbound.limits import DEFAULT_LIMITS, Limits
-from toolbound.mcp_server import build_server, server_session_id
+from toolbound.mcp_server import ResultShape, build_server, server_session_id
 from toolbound.model_text import Profile
 from toolbound.pool import HostPool, HostWatcher
 from toolbound.tools.registry import import_runners
@@ -68,6 +68,8 @@ class ServeOptions:
     network: bool = True
     profile: Profile = "exact"
     context_window: int | None = None
+    # "text": a result is its model text only; "structured" (--structured): the 0.2 shape.
+    shape: ResultShape = "text"
 
 
 def _pool(
@@ -156,7 +158,7 @@ async def serve_stdio(options: ServeOptions) -> None:
     """Serve over stdin/stdout until stdin closes or SIGTERM/SIGINT arrives."""
     _announce(_sandbox_line(options))
     pool = _pool(options)
-    server = build_server(pool, options.limits, options.profile)
+    server = build_server(pool, options.limits, options.profile, shape=options.shape)
     async with anyio.create_task_group() as tg:
 
         async def stop_on_signal() -> None:
@@ -187,6 +189,7 @@ async def serve_http(options: ServeOptions, host: str, port: int) -> None:
         _pool(options, on_start=web.attach, on_end=web.detach),
         options.limits,
         options.profile,
+        shape=options.shape,
     )
     # The web view shares the port: its page, API and event streams beside /mcp.
     app = server.streamable_http_app(
