@@ -80,12 +80,12 @@ def _add_sandbox(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_profile(p: argparse.ArgumentParser) -> None:
+def _add_profile(p: argparse.ArgumentParser, *, default: str = "exact") -> None:
     p.add_argument(
         "--profile",
         choices=list(PROFILES),
-        default="exact",
-        help="the result profile: exact (the seed's budgets, default) or economy "
+        default=default,
+        help=f"the result profile (default {default}): exact (the seed's budgets) or economy "
         "(the same facts in less of the context)",
     )
     p.add_argument(
@@ -158,7 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_places(serve)
     _add_sandbox(serve)
-    _add_profile(serve)
+    # Economy: the seed's budgets exceed what harnesses take in one result (README).
+    _add_profile(serve, default="economy")
     _add_store(serve)
     serve.add_argument(
         "--structured",
@@ -391,7 +392,7 @@ def _serve(ns: argparse.Namespace, *, web_only: bool = False) -> int:
         token=os.environ.get(TOKEN_ENV) or None,
         sandbox=getattr(ns, "sandbox", "off"),
         network=getattr(ns, "network", True),
-        profile=profile_named(getattr(ns, "profile", "exact")),
+        profile=profile_named(getattr(ns, "profile", "economy")),
         context_window=getattr(ns, "context_window", None),
         shape="structured" if getattr(ns, "structured", False) else "text",
     )

@@ -66,7 +66,8 @@ class ServeOptions:
     token: str | None = None
     sandbox: str = "off"
     network: bool = True
-    profile: Profile = "exact"
+    # Economy: the seed's per-result budgets exceed what harnesses take in one result.
+    profile: Profile = "economy"
     context_window: int | None = None
     # "text": a result is its model text only; "structured" (--structured): the 0.2 shape.
     shape: ResultShape = "text"

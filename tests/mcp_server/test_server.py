@@ -31,7 +31,8 @@ async def test_tools_list_serves_the_definitions_without_output_schemas(connect:
     async with connect() as conn:
         listed = await conn.client.list_tools()
         got = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools]
-        assert got == [d.render("mcp") for d in tool_defs()]
+        # serve's default profile is economy: the tools are described for it.
+        assert got == [d.render("mcp") for d in tool_defs(profile="economy")]
         assert [(t.name, t.annotations and t.annotations.read_only_hint) for t in listed.tools] == [
             ("Read", True),
             ("Glob", True),
@@ -227,3 +228,16 @@ async def test_ten_reads_and_two_bash_calls_at_once_all_complete(connect: Connec
             assert text_of(results[f"r{i}"]) == f"file {i}\n" * (i + 1)
         for i in range(2):
             assert text_of(results[f"b{i}"]) == f"[exit status 0]\n<stdout>\nbash {i}\n</stdout>"
+
+
+async def test_serve_runs_the_economy_profile_unless_told_otherwise(connect: Connect) -> None:
+    async with connect() as conn:
+        # 300 lines of 100 bytes: past the economy's 12 KB stdout budget, far within the
+        # seed's 96 KB; the economy keeps both ends with its marker between.
+        command = "for i in $(seq 1 300); do printf '%099d\\n' $i; done"
+        result = await conn.client.call_tool("Bash", {"command": command})
+        text = text_of(result)
+        assert text.startswith("[exit status 0]\n")
+        assert f"{1:099d}\n" in text
+        assert f"{300:099d}\n" in text
+        assert f"{150:099d}\n" not in text
