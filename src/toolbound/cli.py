@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from toolbound.fit import FitMode, fit_mode
 from toolbound.limits import DEFAULT_LIMITS
 from toolbound.model_text import PROFILES, profile_named
 from toolbound.results import ToolError, is_error
@@ -108,6 +109,13 @@ def _tokens(text: str) -> int:
     return tokens
 
 
+def _fit(text: str) -> FitMode:
+    try:
+        return fit_mode(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def _add_store(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--store",
@@ -161,6 +169,15 @@ def build_parser() -> argparse.ArgumentParser:
     # Economy: the seed's budgets exceed what harnesses take in one result (README).
     _add_profile(serve, default="economy")
     _add_store(serve)
+    serve.add_argument(
+        "--fit",
+        type=_fit,
+        default="auto",
+        metavar="auto|off|BYTES",
+        help="keep each result's whole text within its client's per-result cap, cutting it "
+        "here with markers so the harness never does: auto (default) knows the client from "
+        "initialize's clientInfo; off applies none; a number of bytes caps it for any client",
+    )
     serve.add_argument(
         "--structured",
         action="store_true",
@@ -395,6 +412,7 @@ def _serve(ns: argparse.Namespace, *, web_only: bool = False) -> int:
         profile=profile_named(getattr(ns, "profile", "economy")),
         context_window=getattr(ns, "context_window", None),
         shape="structured" if getattr(ns, "structured", False) else "text",
+        fit=getattr(ns, "fit", "auto"),
     )
     try:
         if web_only and http is not None:

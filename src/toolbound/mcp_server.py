@@ -28,8 +28,14 @@ else. ``ResultShape`` "structured" (``serve --structured``) restores the 0.2
 shape for programmatic clients: the result dict as ``structuredContent`` beside
 the text and an ``outputSchema`` per tool that admits the error shape too.
 
+Results fit the client (CONTRACT section 14): each call's fit is the cap of
+the client its connection's ``initialize`` named (``clientInfo``, matched in
+``toolbound.fit.KNOWN_CLIENTS``) under the server's ``--fit`` mode, handed to
+the host, which shrinks the call's budgets to it and keeps its text within it.
+
 Pieces:
     ResultShape        "text" (the default) or "structured" (the 0.2 shape)
+    client_fit         the fit of a request's client under the server's fit mode
     mcp_tools          the tool definitions as MCP tools (output schemas when structured)
     call_result        result dict -> CallToolResult (a tool error or timeout: isError)
     named_session      the toolbound session a sessionless request names
@@ -55,6 +61,7 @@ from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
 from toolbound import __version__
 from toolbound.exec.shield import wait_stopped
+from toolbound.fit import NO_FIT, Fit, FitMode, fit_for
 from toolbound.host import ToolHost
 from toolbound.limits import Limits
 from toolbound.model_text import Profile, model_text
@@ -102,15 +109,28 @@ def call_result(
     *,
     profile: Profile = "exact",
     shape: ResultShape = "text",
+    fit: Fit = NO_FIT,
 ) -> types.CallToolResult:
-    """The result's model text for the host's ``profile`` as its one text block (and
-    with the structured ``shape`` the result dict as ``structuredContent``); a tool
-    error or a timeout sets ``isError``, its text ``CODE: message`` or the Bash text."""
+    """The result's model text for the host's ``profile`` within the client's ``fit`` as
+    its one text block (and with the structured ``shape`` the result dict as
+    ``structuredContent``); a tool error or a timeout sets ``isError``, its text
+    ``CODE: message`` or the Bash text."""
+    text = model_text(name, result, profile=profile, fit=fit)
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=model_text(name, result, profile=profile))],
+        content=[types.TextContent(type="text", text=text)],
         structured_content=result if shape == "structured" else None,
         is_error=is_error(result),
     )
+
+
+def client_fit(ctx: ServerRequestContext[Any], mode: FitMode) -> Fit:
+    """The fit of the request's client: its ``initialize``'s ``clientInfo`` (the
+    connection's, or the 2026-07-28 request envelope's) under ``mode``."""
+    params = ctx.session.client_params
+    info = params.client_info if params is not None else None
+    if info is None:
+        return fit_for(mode, None, None)
+    return fit_for(mode, info.name, info.version)
 
 
 # --- sessions -----------------------------------------------------------------
@@ -188,15 +208,19 @@ async def _relay(events: AsyncIterator[dict[str, Any]], on_chunk: ChunkSink) -> 
     return result
 
 
-async def run_call(host: ToolHost, name: str, args: object, on_chunk: ChunkSink) -> dict[str, Any]:
-    """Run one call, relaying its chunks; a cancelled caller aborts it and waits for it to stop.
+async def run_call(
+    host: ToolHost, name: str, args: object, on_chunk: ChunkSink, *, fit: Fit = NO_FIT
+) -> dict[str, Any]:
+    """Run one call within the client's ``fit``, relaying its chunks; a cancelled caller
+    aborts it and waits for it to stop.
 
     The events are consumed in a task of their own, outside the SDK's cancel
     scope, so a cancellation cannot interrupt the host's wait for the
     process tree to be gone.
     """
     call_id = f"mcp_{_RUN_ID}_{next(_call_numbers)}"
-    relay = asyncio.ensure_future(_relay(host.stream(name, args, tool_call_id=call_id), on_chunk))
+    events = host.stream(name, args, tool_call_id=call_id, fit=fit)
+    relay = asyncio.ensure_future(_relay(events, on_chunk))
     try:
         return await asyncio.shield(relay)
     except BaseException:
@@ -243,9 +267,10 @@ def build_server(
     profile: Profile = "exact",
     *,
     shape: ResultShape = "text",
+    fit: FitMode = "auto",
 ) -> Server[HostPool]:
     """The low-level MCP server: tools/list and tools/call over the hosts of ``pool``,
-    results in ``shape``.
+    results in ``shape``, each fitted to its client under the ``fit`` mode.
 
     The sessions end with the server's lifespan (stdin closed, HTTP shutdown).
     """
@@ -267,13 +292,14 @@ def build_server(
     async def call_tool(
         ctx: ServerRequestContext[HostPool], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        client = client_fit(ctx, fit)
         try:
             host = await _host_for(ctx.lifespan_context, ctx, named_session(params))
         except ToolError as err:
-            return call_result(params.name, err.to_result().to_wire(), shape=shape)
+            return call_result(params.name, err.to_result().to_wire(), shape=shape, fit=client)
         args = params.arguments if params.arguments is not None else {}
-        result = await run_call(host, params.name, args, _progress_sender(ctx))
-        return call_result(params.name, result, profile=host.profile, shape=shape)
+        result = await run_call(host, params.name, args, _progress_sender(ctx), fit=client)
+        return call_result(params.name, result, profile=host.profile, shape=shape, fit=client)
 
     return Server(
         "toolbound",

@@ -35,6 +35,7 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolbound.exec.sandbox import SandboxPolicy, describe
+from toolbound.fit import FitMode
 from toolbound.host import ToolHost
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.mcp_server import ResultShape, build_server, server_session_id
@@ -71,6 +72,8 @@ class ServeOptions:
     context_window: int | None = None
     # "text": a result is its model text only; "structured" (--structured): the 0.2 shape.
     shape: ResultShape = "text"
+    # Each result's whole text within its client's cap ("auto"), none ("off"), or N bytes.
+    fit: FitMode = "auto"
 
 
 def _pool(
@@ -159,7 +162,9 @@ async def serve_stdio(options: ServeOptions) -> None:
     """Serve over stdin/stdout until stdin closes or SIGTERM/SIGINT arrives."""
     _announce(_sandbox_line(options))
     pool = _pool(options)
-    server = build_server(pool, options.limits, options.profile, shape=options.shape)
+    server = build_server(
+        pool, options.limits, options.profile, shape=options.shape, fit=options.fit
+    )
     async with anyio.create_task_group() as tg:
 
         async def stop_on_signal() -> None:
@@ -191,6 +196,7 @@ async def serve_http(options: ServeOptions, host: str, port: int) -> None:
         options.limits,
         options.profile,
         shape=options.shape,
+        fit=options.fit,
     )
     # The web view shares the port: its page, API and event streams beside /mcp.
     app = server.streamable_http_app(
