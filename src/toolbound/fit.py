@@ -12,9 +12,9 @@ whatever still exceeds it, with a marker.
 ``KNOWN_CLIENTS`` is the one table of the clients toolbound knows, matched on
 ``clientInfo.name``. Each cap is the largest result the harness hands its
 model whole, measured with the version named by running it headless against a
-scripted model server (tests/harness, bench/harness.py); an entry marked
-``provisional`` is taken from the harness's behaviour as first reported and
-awaits that measurement.
+scripted model server that records what reaches the model (a probe tool
+returning texts of chosen sizes), less a margin for what the harness adds
+around the text; the measurements are in each entry's comment.
 
 Pieces:
     ClientCap      a known client: its clientInfo name, what it is, its cap
@@ -51,24 +51,25 @@ class ClientCap:
     version: str
     max_bytes: int
     max_lines: int | None = None
-    provisional: bool = False
 
     def matches(self, client_name: str) -> bool:
         return client_name == self.name or client_name.startswith(self.name + "-")
 
 
 KNOWN_CLIENTS: tuple[ClientCap, ...] = (
-    # Moves a larger MCP result to a file of its own, outside the workspace, and
-    # shows the model a 2 KB note: a 48 KB Read window was moved (provisional).
-    ClientCap("claude-code", "Claude Code", "2.1.332", max_bytes=24 * KB, provisional=True),
-    # Keeps about 12 KB of a result, cutting its middle (provisional).
-    ClientCap("codex-mcp-client", "Codex CLI", "0.169.0", max_bytes=10 * KB, provisional=True),
-    # No cut seen on the economy profile's results (provisional).
-    ClientCap("gemini-cli-mcp-client", "Gemini CLI", "0.61.0", max_bytes=48 * KB, provisional=True),
-    # Keeps the first 50 KB / 2,000 lines of a result (provisional).
-    ClientCap(
-        "opencode", "opencode", "1.18.33", max_bytes=50 * KB, max_lines=2000, provisional=True
-    ),
+    # 50,000 characters kept whole, 50,001 moved to a file of its own outside the
+    # workspace, the model shown a 2 KB preview; lines do not count.
+    ClientCap("claude-code", "Claude Code", "2.1.332", max_bytes=50_000),
+    # About 12,000 bytes with its own 33-byte "Wall time ... Output:" header (11,960
+    # of text kept, 11,967 cut in the middle); bytes only.
+    ClientCap("codex-mcp-client", "Codex CLI", "0.169.0", max_bytes=11_500),
+    # 40,000 characters with its 41-character wrapper (39,959 of text kept, 39,960
+    # cut to the first 8,000 and last 32,000); no line cap. Gemini CLI names its
+    # client "gemini-cli-mcp-client" (older versions append "-<server>").
+    ClientCap("gemini-cli-mcp-client", "Gemini CLI", "0.61.0", max_bytes=39_900),
+    # 51,200 bytes and 2,000 pieces of text.split("\n") (so 1,999 newlines) kept;
+    # past either it keeps the head.
+    ClientCap("opencode", "opencode", "1.18.33", max_bytes=51_200, max_lines=1_999),
 )
 
 
