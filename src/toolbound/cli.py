@@ -26,21 +26,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
 import json
 import os
-import socket
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+# Only light modules here: each command imports what it needs (the tool models
+# and the host for `call`, the mcp SDK for `serve`), so none pays for the others.
 from toolbound.fit import FitMode, fit_mode
-from toolbound.limits import DEFAULT_LIMITS
+from toolbound.greeting import Opening
 from toolbound.model_text import PROFILES, profile_named
-from toolbound.results import ToolError, is_error
-from toolbound.tooldefs import builtin_tool_defs
 
 # The CLI's own session when none is named, so a spill file named by one call
 # stays readable by the next.
@@ -126,14 +124,38 @@ def _add_store(p: argparse.ArgumentParser) -> None:
     )
 
 
+class _ToolsListed(argparse.HelpFormatter):
+    """``call --help``: the usage, then every tool of the registry (imported only then)."""
+
+    def format_help(self) -> str:
+        from toolbound.tools.registry import TOOL_NAMES
+
+        return f"{super().format_help()}\ntools: {', '.join(TOOL_NAMES)}\n"
+
+
+class _Version(argparse.Action):
+    """``--version``: the installed package's version (read only when asked)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kwargs: Any) -> None:
+        import toolbound
+
+        sys.stdout.write(f"toolbound {toolbound.__version__}\n")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolbound", description="A tool host for AI coding agents, with bounded results."
     )
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    call = sub.add_parser("call", help="run one tool and print its result as JSON")
-    call.add_argument("tool", help="Read, Glob, Grep or Bash")
+    call = sub.add_parser(
+        "call",
+        help="run one tool and print its result as JSON",
+        formatter_class=_ToolsListed,
+    )
+    call.add_argument("tool", help="the tool's name (listed below)")
     call.add_argument("args", help="the tool's arguments as a JSON object")
     _add_places(call)
     _add_store(call)
@@ -305,6 +327,8 @@ async def _call(ns: argparse.Namespace, args: Any) -> int:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
         elif not ns.events:
             sys.stdout.write(_dump(result) + "\n")
+    from toolbound.results import is_error
+
     return 1 if is_error(result) else 0
 
 
@@ -367,6 +391,9 @@ def parse_http_address(text: str) -> tuple[str, int]:
 
 def check_loopback(host: str) -> None:
     """ValueError unless ``host`` is (or resolves only to) 127.0.0.0/8 or ::1."""
+    import ipaddress
+    import socket
+
     try:
         addresses = {ipaddress.ip_address(host)}
     except ValueError:
@@ -398,7 +425,11 @@ def _serve(ns: argparse.Namespace, *, web_only: bool = False) -> int:
     if ns.store is not None:
         # Every host of the server, and its web view, records into this store.
         os.environ["TOOLBOUND_STORE"] = ns.store
-    # Imported here: the mcp SDK costs about 2 s, which `toolbound call` never pays.
+    opening, sandbox_line = None, None
+    if http is None:
+        opening, sandbox_line = _open_stdio(ns)
+    # Imported here (over stdio, loaded while the client's initialize was answered):
+    # the mcp SDK costs most of a second, which `toolbound call` never pays.
     from toolbound.serve import ServeOptions, serve, serve_web
 
     options = ServeOptions(
@@ -418,11 +449,35 @@ def _serve(ns: argparse.Namespace, *, web_only: bool = False) -> int:
         if web_only and http is not None:
             asyncio.run(serve_web(options, *http, store=ns.store))
             return 0
-        return serve(options)
+        return serve(options, opening=opening, sandbox_line=sandbox_line)
     except OSError as err:
         return _usage(str(err))
     except KeyboardInterrupt:
         return 130
+
+
+def _open_stdio(ns: argparse.Namespace) -> tuple[Opening | None, str]:
+    """``serve --stdio``'s start: the server loads in a thread while the client's opening
+    ``initialize`` is answered here (``toolbound.greeting``); the opening, and the
+    sandbox line the answer's instructions named."""
+    import importlib
+    import threading
+
+    import toolbound
+    from toolbound.exec.sandbox import SandboxPolicy, describe
+    from toolbound.greeting import instructions, open_stdio
+
+    loader = threading.Thread(
+        target=importlib.import_module, args=("toolbound.serve",), name="toolbound-load"
+    )
+    loader.start()
+    sandbox_line = describe(SandboxPolicy.create(ns.sandbox, network=ns.network))
+    said = instructions(profile=ns.profile, fit=str(ns.fit), sandbox=sandbox_line)
+    try:
+        opening = open_stdio(version=toolbound.__version__, instructions=said)
+    finally:
+        loader.join()
+    return (opening if opening.line.strip() else None), sandbox_line
 
 
 def _usage(message: str) -> int:
@@ -434,6 +489,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     ns = parser.parse_args(argv)
     if ns.command == "tools":
+        from toolbound.limits import DEFAULT_LIMITS
+        from toolbound.tooldefs import builtin_tool_defs
+
         defs = builtin_tool_defs(DEFAULT_LIMITS, ns.format, profile=profile_named(ns.profile))
         sys.stdout.write(_dump(defs) + "\n")
         return 0
@@ -445,6 +503,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(_dump(document) + "\n")
         return 0
     if ns.command == "call":
+        from toolbound.results import ToolError
+
         try:
             args = parse_json_args(ns.args)
         except ValueError as err:

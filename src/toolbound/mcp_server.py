@@ -62,6 +62,7 @@ from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 from toolbound import __version__
 from toolbound.exec.shield import wait_stopped
 from toolbound.fit import NO_FIT, Fit, FitMode, fit_for
+from toolbound.greeting import SERVER_NAME
 from toolbound.host import ToolHost
 from toolbound.limits import Limits
 from toolbound.model_text import Profile, model_text
@@ -268,9 +269,11 @@ def build_server(
     *,
     shape: ResultShape = "text",
     fit: FitMode = "auto",
+    instructions: str | None = None,
 ) -> Server[HostPool]:
     """The low-level MCP server: tools/list and tools/call over the hosts of ``pool``,
-    results in ``shape``, each fitted to its client under the ``fit`` mode.
+    results in ``shape``, each fitted to its client under the ``fit`` mode;
+    ``instructions`` (``greeting.instructions``) go in the ``initialize`` result.
 
     The sessions end with the server's lifespan (stdin closed, HTTP shutdown).
     """
@@ -302,8 +305,9 @@ def build_server(
         return call_result(params.name, result, profile=host.profile, shape=shape, fit=client)
 
     return Server(
-        "toolbound",
+        SERVER_NAME,
         version=__version__,
+        instructions=instructions,
         lifespan=lifespan,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
