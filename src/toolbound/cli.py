@@ -13,6 +13,8 @@ went). ``--store URL`` (else ``$TOOLBOUND_STORE``, else the data dir) names the
 store: a data dir or a ``postgresql://`` URL.
 ``toolbound serve`` runs the MCP server and the web view (``toolbound.serve``,
 imported only then); ``toolbound web`` the web view alone, over the store.
+``toolbound setup claude-code|codex|gemini|opencode [--http URL --token TOKEN]``
+prints that harness's configuration for toolbound (``toolbound.harness_setup``).
 
 Pieces:
     build_parser        the argparse tree
@@ -221,6 +223,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_places(web)
     _add_store(web)
+
+    setup = sub.add_parser(
+        "setup", help="print a harness's configuration that makes toolbound its tool layer"
+    )
+    setup.add_argument("harness", choices=["claude-code", "codex", "gemini", "opencode"])
+    setup.add_argument(
+        "--workspace", default=".", help="the workspace serve --stdio serves (default: .)"
+    )
+    setup.add_argument(
+        "--http",
+        metavar="URL",
+        default=None,
+        help="reach a running `toolbound serve --http` at URL (e.g. http://127.0.0.1:8765/mcp)",
+    )
+    setup.add_argument(
+        "--token",
+        default=None,
+        help=f"the bearer token serve printed (default: ${TOKEN_ENV}); with --http",
+    )
 
     tools = sub.add_parser("tools", help="print the tool definitions")
     tools.add_argument("--format", choices=["anthropic", "openai", "mcp"], default="anthropic")
@@ -480,6 +501,34 @@ def _open_stdio(ns: argparse.Namespace) -> tuple[Opening | None, str]:
     return (opening if opening.line.strip() else None), sandbox_line
 
 
+def _setup(ns: argparse.Namespace) -> int:
+    """``toolbound setup``: the configuration on stdout, where it goes on stderr."""
+    from toolbound.harness_setup import Server, config
+
+    if ns.http is not None:
+        token = ns.token or os.environ.get(TOKEN_ENV)
+        if not token:
+            return _usage(
+                f"setup --http needs the token `toolbound serve` printed: --token TOKEN "
+                f"or ${TOKEN_ENV}"
+            )
+        server = Server(url=ns.http, token=token)
+    else:
+        server = Server(command=(*_own_command(), "serve", "--stdio", "--workspace", ns.workspace))
+    text, notes = config(ns.harness, server)
+    sys.stdout.write(text)
+    sys.stderr.write(f"toolbound: {notes}\n")
+    return 0
+
+
+def _own_command() -> tuple[str, ...]:
+    """How a harness starts this toolbound: its console script, else this interpreter."""
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if script is not None and script.name == "toolbound" and script.exists():
+        return (str(script.resolve()),)
+    return (sys.executable, "-m", "toolbound")
+
+
 def _usage(message: str) -> int:
     sys.stderr.write(f"toolbound: {message}\n")
     return 2
@@ -517,6 +566,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _usage(str(err))
         except KeyboardInterrupt:
             return 130
+    if ns.command == "setup":
+        return _setup(ns)
     if ns.command == "serve":
         return _serve(ns)
     if ns.command == "web":
