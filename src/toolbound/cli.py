@@ -34,13 +34,15 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # Only light modules here: each command imports what it needs (the tool models
 # and the host for `call`, the mcp SDK for `serve`), so none pays for the others.
 from toolbound.fit import FitMode, fit_mode
-from toolbound.greeting import Opening
 from toolbound.model_text import PROFILES, profile_named
+
+if TYPE_CHECKING:
+    from toolbound.greeting import Opening
 
 # The CLI's own session when none is named, so a spill file named by one call
 # stays readable by the next.
@@ -448,7 +450,10 @@ def _serve(ns: argparse.Namespace, *, web_only: bool = False) -> int:
         os.environ["TOOLBOUND_STORE"] = ns.store
     opening, sandbox_line = None, None
     if http is None:
-        opening, sandbox_line = _open_stdio(ns)
+        try:
+            opening, sandbox_line = _open_stdio(ns)
+        except KeyboardInterrupt:
+            return 130
     # Imported here (over stdio, loaded while the client's initialize was answered):
     # the mcp SDK costs most of a second, which `toolbound call` never pays.
     from toolbound.serve import ServeOptions, serve, serve_web
