@@ -7,6 +7,7 @@ sessionless HTTP (the 2026-07-28 era), see ``conftest.py``.
 from __future__ import annotations
 
 import os
+from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -241,3 +242,15 @@ async def test_serve_runs_the_economy_profile_unless_told_otherwise(connect: Con
         assert f"{1:099d}\n" in text
         assert f"{300:099d}\n" in text
         assert f"{150:099d}\n" not in text
+
+
+async def test_the_server_names_its_version_and_gives_the_instructions(connect: Connect) -> None:
+    async with connect() as conn:
+        info = conn.client.server_info
+        assert info is not None
+        assert (info.name, info.version) == ("toolbound", version("toolbound"))
+        said = conn.client.instructions or ""
+        assert said.startswith("toolbound's tools work in this workspace. Find with Glob")
+        assert "\nProfile: economy" in said
+        assert "\nFit: each result is kept within the per-result limit" in said
+        assert "\nBash sandbox: " in said
