@@ -13,6 +13,8 @@ went). ``--store URL`` (else ``$TOOLBOUND_STORE``, else the data dir) names the
 store: a data dir or a ``postgresql://`` URL.
 ``toolbound serve`` runs the MCP server and the web view (``toolbound.serve``,
 imported only then); ``toolbound web`` the web view alone, over the store.
+``toolbound setup claude-code|codex|gemini|opencode [--http URL --token TOKEN]``
+prints that harness's configuration for toolbound (``toolbound.harness_setup``).
 
 Pieces:
     build_parser        the argparse tree
@@ -26,20 +28,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
 import json
 import os
-import socket
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolbound.limits import DEFAULT_LIMITS
+# Only light modules here: each command imports what it needs (the tool models
+# and the host for `call`, the mcp SDK for `serve`), so none pays for the others.
+from toolbound.fit import FitMode, fit_mode
 from toolbound.model_text import PROFILES, profile_named
-from toolbound.results import ToolError, is_error
-from toolbound.tooldefs import builtin_tool_defs
+
+if TYPE_CHECKING:
+    from toolbound.greeting import Opening
 
 # The CLI's own session when none is named, so a spill file named by one call
 # stays readable by the next.
@@ -108,12 +111,12 @@ def _add_sandbox(p: argparse.ArgumentParser, *, default: str | None = "off") -> 
     )
 
 
-def _add_profile(p: argparse.ArgumentParser) -> None:
+def _add_profile(p: argparse.ArgumentParser, *, default: str = "exact") -> None:
     p.add_argument(
         "--profile",
         choices=list(PROFILES),
-        default="exact",
-        help="the result profile: exact (the seed's budgets, default) or economy "
+        default=default,
+        help=f"the result profile (default {default}): exact (the seed's budgets) or economy "
         "(the same facts in less of the context)",
     )
     p.add_argument(
@@ -136,6 +139,13 @@ def _tokens(text: str) -> int:
     return tokens
 
 
+def _fit(text: str) -> FitMode:
+    try:
+        return fit_mode(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def _add_store(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--store",
@@ -146,14 +156,38 @@ def _add_store(p: argparse.ArgumentParser) -> None:
     )
 
 
+class _ToolsListed(argparse.HelpFormatter):
+    """``call --help``: the usage, then every tool of the registry (imported only then)."""
+
+    def format_help(self) -> str:
+        from toolbound.tools.registry import TOOL_NAMES
+
+        return f"{super().format_help()}\ntools: {', '.join(TOOL_NAMES)}\n"
+
+
+class _Version(argparse.Action):
+    """``--version``: the installed package's version (read only when asked)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kwargs: Any) -> None:
+        import toolbound
+
+        sys.stdout.write(f"toolbound {toolbound.__version__}\n")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolbound", description="A tool host for AI coding agents, with bounded results."
     )
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    call = sub.add_parser("call", help="run one tool and print its result as JSON")
-    call.add_argument("tool", help="Read, Glob, Grep or Bash")
+    call = sub.add_parser(
+        "call",
+        help="run one tool and print its result as JSON",
+        formatter_class=_ToolsListed,
+    )
+    call.add_argument("tool", help="the tool's name (listed below)")
     call.add_argument("args", help="the tool's arguments as a JSON object")
     _add_places(call)
     _add_store(call)
@@ -186,8 +220,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_places(serve)
     _add_sandbox(serve, default=None)
-    _add_profile(serve)
+    # Economy: the seed's budgets exceed what harnesses take in one result (README).
+    _add_profile(serve, default="economy")
     _add_store(serve)
+    serve.add_argument(
+        "--fit",
+        type=_fit,
+        default="auto",
+        metavar="auto|off|BYTES",
+        help="keep each result's whole text within its client's per-result cap, cutting it "
+        "here with markers so the harness never does: auto (default) knows the client from "
+        "initialize's clientInfo; off applies none; a number of bytes caps it for any client",
+    )
+    serve.add_argument(
+        "--structured",
+        action="store_true",
+        help="results in the 0.2 shape for programmatic clients: the result as "
+        "structuredContent beside the text, and output schemas (default: the text only, "
+        "which is what every harness's model should read)",
+    )
 
     web = sub.add_parser(
         "web", help=f"serve the web view alone, over the store (default {DEFAULT_HTTP})"
@@ -202,6 +253,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_places(web)
     _add_store(web)
+
+    setup = sub.add_parser(
+        "setup", help="print a harness's configuration that makes toolbound its tool layer"
+    )
+    setup.add_argument("harness", choices=["claude-code", "codex", "gemini", "opencode"])
+    setup.add_argument(
+        "--workspace", default=".", help="the workspace serve --stdio serves (default: .)"
+    )
+    setup.add_argument(
+        "--http",
+        metavar="URL",
+        default=None,
+        help="reach a running `toolbound serve --http` at URL (e.g. http://127.0.0.1:8765/mcp)",
+    )
+    setup.add_argument(
+        "--token",
+        default=None,
+        help=f"the bearer token serve printed (default: ${TOKEN_ENV}); with --http",
+    )
 
     tools = sub.add_parser("tools", help="print the tool definitions")
     tools.add_argument("--format", choices=["anthropic", "openai", "mcp"], default="anthropic")
@@ -311,6 +381,8 @@ async def _call(ns: argparse.Namespace, args: Any) -> int:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
         elif not ns.events:
             sys.stdout.write(_dump(result) + "\n")
+    from toolbound.results import is_error
+
     return 1 if is_error(result) else 0
 
 
@@ -373,6 +445,9 @@ def parse_http_address(text: str) -> tuple[str, int]:
 
 def check_loopback(host: str) -> None:
     """ValueError unless ``host`` is (or resolves only to) 127.0.0.0/8 or ::1."""
+    import ipaddress
+    import socket
+
     try:
         addresses = {ipaddress.ip_address(host)}
     except ValueError:
@@ -420,7 +495,14 @@ def _serve(ns: argparse.Namespace, *, web_only: bool = False) -> int:
         )
     except ValueError as err:
         return _usage(str(err))
-    # Imported here: the mcp SDK costs about 2 s, which `toolbound call` never pays.
+    opening, sandbox_line = None, None
+    if http is None:
+        try:
+            opening, sandbox_line = _open_stdio(ns, sandbox=sandbox, fallback=fallback)
+        except KeyboardInterrupt:
+            return 130
+    # Imported here (over stdio, loaded while the client's initialize was answered):
+    # the mcp SDK costs most of a second, which `toolbound call` never pays.
     from toolbound.serve import ServeOptions, serve, serve_web
 
     options = ServeOptions(
@@ -436,18 +518,77 @@ def _serve(ns: argparse.Namespace, *, web_only: bool = False) -> int:
         allow_write=tuple(Path(d) for d in getattr(ns, "allow_write", ())),
         protect_git=getattr(ns, "protect_git", False),
         sandbox_fallback=fallback,
-        profile=profile_named(getattr(ns, "profile", "exact")),
+        profile=profile_named(getattr(ns, "profile", "economy")),
         context_window=getattr(ns, "context_window", None),
+        shape="structured" if getattr(ns, "structured", False) else "text",
+        fit=getattr(ns, "fit", "auto"),
     )
     try:
         if web_only and http is not None:
             asyncio.run(serve_web(options, *http, store=store))
             return 0
-        return serve(options)
+        return serve(options, opening=opening, sandbox_line=sandbox_line)
     except OSError as err:
         return _usage(str(err))
     except KeyboardInterrupt:
         return 130
+
+
+def _open_stdio(
+    ns: argparse.Namespace, *, sandbox: str, fallback: str | None
+) -> tuple[Opening | None, str]:
+    """``serve --stdio``'s start: the server loads in a thread while the client's opening
+    ``initialize`` is answered here (``toolbound.greeting``); the opening, and the
+    sandbox line the answer's instructions named (``sandbox`` the mode in force,
+    ``fallback`` why the default one could not be built)."""
+    import importlib
+    import threading
+
+    import toolbound
+    from toolbound.exec.sandbox import SandboxPolicy, describe
+    from toolbound.greeting import instructions, open_stdio
+
+    loader = threading.Thread(
+        target=importlib.import_module, args=("toolbound.serve",), name="toolbound-load"
+    )
+    loader.start()
+    sandbox_line = describe(
+        SandboxPolicy.create(sandbox, network=ns.network), fallback=fallback
+    )
+    said = instructions(profile=ns.profile, fit=str(ns.fit), sandbox=sandbox_line)
+    try:
+        opening = open_stdio(version=toolbound.__version__, instructions=said)
+    finally:
+        loader.join()
+    return (opening if opening.line.strip() else None), sandbox_line
+
+
+def _setup(ns: argparse.Namespace) -> int:
+    """``toolbound setup``: the configuration on stdout, where it goes on stderr."""
+    from toolbound.harness_setup import Server, config
+
+    if ns.http is not None:
+        token = ns.token or os.environ.get(TOKEN_ENV)
+        if not token:
+            return _usage(
+                f"setup --http needs the token `toolbound serve` printed: --token TOKEN "
+                f"or ${TOKEN_ENV}"
+            )
+        server = Server(url=ns.http, token=token)
+    else:
+        server = Server(command=(*_own_command(), "serve", "--stdio", "--workspace", ns.workspace))
+    text, notes = config(ns.harness, server)
+    sys.stdout.write(text)
+    sys.stderr.write(f"toolbound: {notes}\n")
+    return 0
+
+
+def _own_command() -> tuple[str, ...]:
+    """How a harness starts this toolbound: its console script, else this interpreter."""
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if script is not None and script.name == "toolbound" and script.exists():
+        return (str(script.resolve()),)
+    return (sys.executable, "-m", "toolbound")
 
 
 def _usage(message: str) -> int:
@@ -459,6 +600,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     ns = parser.parse_args(argv)
     if ns.command == "tools":
+        from toolbound.limits import DEFAULT_LIMITS
+        from toolbound.tooldefs import builtin_tool_defs
+
         defs = builtin_tool_defs(DEFAULT_LIMITS, ns.format, profile=profile_named(ns.profile))
         sys.stdout.write(_dump(defs) + "\n")
         return 0
@@ -470,6 +614,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(_dump(document) + "\n")
         return 0
     if ns.command == "call":
+        from toolbound.results import ToolError
+
         try:
             args = parse_json_args(ns.args)
         except ValueError as err:
@@ -482,6 +628,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _usage(str(err))
         except KeyboardInterrupt:
             return 130
+    if ns.command == "setup":
+        return _setup(ns)
     if ns.command == "serve":
         return _serve(ns)
     if ns.command == "web":

@@ -37,6 +37,7 @@ from toolbound.edit import ReadRecord
 from toolbound.exec.abort import Abort
 from toolbound.exec.sandbox import SandboxPolicy, store_socket_dirs
 from toolbound.exec.shield import wait_stopped
+from toolbound.fit import NO_FIT, Fit
 from toolbound.gauge import ContextGauge
 from toolbound.jobs.table import JobTable
 from toolbound.limits import DEFAULT_LIMITS, Limits
@@ -141,7 +142,13 @@ class _EventSink:
         tool_call_id = self._call.tool_call_id
         return self._emit(
             lambda seq: ResultEvent.of(
-                self._call.tool, tool_call_id, seq, result, profile=self._call.profile, wire=True
+                self._call.tool,
+                tool_call_id,
+                seq,
+                result,
+                profile=self._call.profile,
+                fit=self._call.fit,
+                wire=True,
             ),
             queue=False,
             last=True,
@@ -460,12 +467,15 @@ class ToolHost:
         *,
         tool_call_id: str | None = None,
         reader: str | None = None,
+        fit: Fit = NO_FIT,
     ) -> AsyncIterator[dict[str, Any]]:
         """Yield a call's chunk events in ``seq`` order, then its result event.
 
         ``reader`` names who receives the result when several share the session
         (an MCP server's connections to its shared session): what "was Read" and
-        "is still in the model's context" is then that reader's alone.
+        "is still in the model's context" is then that reader's alone. ``fit`` is
+        the per-result cap of the client the result goes to (``toolbound.fit``):
+        the call's budgets shrink to it and its text is kept within it.
         """
         call = CallStart(
             session_id=self.session_id,
@@ -474,6 +484,7 @@ class ToolHost:
             tool=name,
             args=args,
             profile=self.profile,
+            fit=fit,
         )
         store = self._store
         if self.profile == "economy" and self.gauge.window and not self.gauge.reported and store:
@@ -492,6 +503,7 @@ class ToolHost:
             record=self.record_of(reader),
             profile=self.profile,
             gauge=self.gauge,
+            fit=fit,
             jobs=self.jobs,
         )
         for listener in listeners:

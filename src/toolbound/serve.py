@@ -12,8 +12,15 @@ binds unless told otherwise (``cli.py``); every request, to ``/mcp`` and to
 the web view, must name this server in its ``Host`` header, and in its
 ``Origin`` when it sends one (:class:`HostGuard`: DNS rebinding).
 
+Over stdio the client's opening ``initialize`` may have been answered already,
+before the SDK was imported (``toolbound.greeting``): the opening line is
+replayed into the SDK's server and its own answer to it dropped
+(:func:`spliced`); an ``initialize`` on a 2026-07-28 connection, which the SDK
+refuses with -32022, is answered the same way.
+
 Pieces:
     ServeOptions                     what and where to serve
+    spliced                          the stdio streams with the opening replayed
     BearerGuard                      /mcp answers 401 without the token
     HostGuard                        403 for a Host or Origin that is not this server
     serve_stdio, serve_http, serve   run until stopped
@@ -28,26 +35,34 @@ import os
 import secrets
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import anyio
+import anyio.abc
+import mcp_types as types
 from mcp.server.stdio import stdio_server
-from starlette.responses import PlainTextResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from mcp.shared.message import SessionMessage
 
+from toolbound import __version__
 from toolbound.exec.sandbox import SandboxPolicy, describe
+from toolbound.fit import FitMode
+from toolbound.greeting import Opening, initialize_result, instructions
 from toolbound.host import ToolHost
 from toolbound.limits import DEFAULT_LIMITS, Limits
-from toolbound.mcp_server import build_server, server_session_id
+from toolbound.mcp_server import ResultShape, build_server, server_session_id
 from toolbound.model_text import Profile
 from toolbound.namespaces import token_namespace
 from toolbound.pool import HostPool, HostWatcher
 from toolbound.tools.registry import import_runners
 
 if TYPE_CHECKING:
+    # Over HTTP only: stdio never imports starlette (nor uvicorn, nor the web view).
+    from mcp.shared._stream_protocols import ReadStream, WriteStream
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
     from toolbound.web import WebService
 
 HTTP_PATH = "/mcp"
@@ -71,7 +86,8 @@ class ServeOptions:
     token: str | None = None
     sandbox: str = "off"
     network: bool = True
-    profile: Profile = "exact"
+    # Economy: the seed's per-result budgets exceed what harnesses take in one result.
+    profile: Profile = "economy"
     context_window: int | None = None
     # Where the hosts record (read once from --store / $TOOLBOUND_STORE: no
     # command sees it); None: each host's data dir.
@@ -81,6 +97,10 @@ class ServeOptions:
     protect_git: bool = False
     # Why the default workspace-write sandbox could not be built (``off`` stands in).
     sandbox_fallback: str | None = None
+    # "text": a result is its model text only; "structured" (--structured): the 0.2 shape.
+    shape: ResultShape = "text"
+    # Each result's whole text within its client's cap ("auto"), none ("off"), or N bytes.
+    fit: FitMode = "auto"
 
 
 def _pool(
@@ -144,6 +164,8 @@ class BearerGuard:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and self._guarded(scope["path"]) and not self._authorized(scope):
+            from starlette.responses import PlainTextResponse
+
             response = PlainTextResponse(
                 "401: toolbound's /mcp needs the header 'Authorization: Bearer TOKEN', with "
                 "the token `toolbound serve` printed at start (or $TOOLBOUND_TOKEN).\n",
@@ -250,11 +272,97 @@ async def _end_then_die(pool: HostPool, signum: int) -> None:
     os.kill(os.getpid(), signum)
 
 
-async def serve_stdio(options: ServeOptions) -> None:
-    """Serve over stdin/stdout until stdin closes or SIGTERM/SIGINT arrives."""
-    _announce(_sandbox_line(options))
+def server_instructions(options: ServeOptions, sandbox_line: str) -> str:
+    """The ``initialize`` result's instructions for these options."""
+    return instructions(profile=options.profile, fit=str(options.fit), sandbox=sandbox_line)
+
+
+def spliced(
+    opening: Opening,
+    read_stream: ReadStream[SessionMessage | Exception],
+    write_stream: WriteStream[SessionMessage],
+    tg: anyio.abc.TaskGroup,
+    *,
+    answer: Callable[[object], dict[str, object]],
+) -> tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]:
+    """The streams the SDK's server runs on: ``opening`` replayed before what stdin
+    brings, the early answer's duplicate dropped, and on a 2026-07-28 connection any
+    ``initialize`` answered with ``answer(params)`` instead of the SDK's -32022."""
+    inbound_send, inbound = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    outbound, outbound_receive = anyio.create_memory_object_stream[SessionMessage](0)
+    dropped = [opening.answered is None]
+
+    async def replay_then_relay() -> None:
+        async with inbound_send:
+            try:
+                first: SessionMessage | Exception = SessionMessage(
+                    types.jsonrpc_message_adapter.validate_json(opening.line, by_name=False)
+                )
+            except ValueError as err:  # as the SDK's stdio reader passes a bad line on
+                first = err
+            async for item in _chain(first, read_stream):
+                message = item.message if isinstance(item, SessionMessage) else None
+                if (
+                    opening.modern
+                    and isinstance(message, types.JSONRPCRequest)
+                    and message.method == "initialize"
+                ):
+                    response = types.JSONRPCResponse(
+                        jsonrpc="2.0", id=message.id, result=answer(message.params)
+                    )
+                    await write_stream.send(SessionMessage(response))
+                    continue
+                await inbound_send.send(item)
+
+    async def relay_answers() -> None:
+        # Ends when the server closes its side; then the transport's, so its writer ends.
+        async with write_stream, outbound_receive:
+            async for item in outbound_receive:
+                message = item.message
+                if (
+                    not dropped[0]
+                    and isinstance(message, types.JSONRPCResponse)
+                    and message.id == opening.answered
+                ):
+                    dropped[0] = True  # answered early, before the SDK was there
+                    continue
+                await write_stream.send(item)
+
+    tg.start_soon(replay_then_relay)
+    tg.start_soon(relay_answers)
+    return inbound, outbound
+
+
+async def _chain(
+    first: SessionMessage | Exception, rest: ReadStream[SessionMessage | Exception]
+) -> AsyncIterator[SessionMessage | Exception]:
+    yield first
+    async with rest:
+        async for item in rest:
+            yield item
+
+
+async def serve_stdio(
+    options: ServeOptions, *, opening: Opening | None = None, sandbox_line: str | None = None
+) -> None:
+    """Serve over stdin/stdout until stdin closes or SIGTERM/SIGINT arrives.
+
+    ``opening`` is the client's first line when ``greeting.open_stdio`` read it
+    (and maybe answered it); ``sandbox_line`` the sandbox's description when
+    already made for that answer.
+    """
+    sandbox_line = sandbox_line or _sandbox_line(options)
+    _announce(sandbox_line)
     pool = _pool(options)
-    server = build_server(pool, options.limits, options.profile)
+    said = server_instructions(options, sandbox_line)
+    server = build_server(
+        pool,
+        options.limits,
+        options.profile,
+        shape=options.shape,
+        fit=options.fit,
+        instructions=said,
+    )
     async with anyio.create_task_group() as tg:
 
         async def stop_on_signal() -> None:
@@ -263,7 +371,23 @@ async def serve_stdio(options: ServeOptions) -> None:
                     await _end_then_die(pool, signum)
 
         async def run() -> None:
-            async with stdio_server() as (read_stream, write_stream):
+            async with (
+                stdio_server() as (read_stream, write_stream),
+                anyio.create_task_group() as relays,
+            ):
+                if opening is not None:
+
+                    def answer(params: object) -> dict[str, object]:
+                        wire = (
+                            params.model_dump(by_alias=True, mode="json")
+                            if isinstance(params, types.RequestParams)
+                            else params
+                        )
+                        return initialize_result(wire, version=__version__, instructions=said)
+
+                    read_stream, write_stream = spliced(
+                        opening, read_stream, write_stream, relays, answer=answer
+                    )
                 await server.run(read_stream, write_stream, server.create_initialization_options())
             tg.cancel_scope.cancel()
 
@@ -281,10 +405,14 @@ async def serve_http(options: ServeOptions, host: str, port: int) -> None:
     without that same token (:class:`BearerGuard`).
     """
     web = _open_web(options, store=options.store)
+    sandbox_line = _sandbox_line(options)
     server = build_server(
         _pool(options, on_start=web.attach, on_end=web.detach, token=web.token),
         options.limits,
         options.profile,
+        shape=options.shape,
+        fit=options.fit,
+        instructions=server_instructions(options, sandbox_line),
     )
     # The web view shares the port: its page, API and event streams beside /mcp.
     app = server.streamable_http_app(
@@ -297,7 +425,7 @@ async def serve_http(options: ServeOptions, host: str, port: int) -> None:
             f"MCP server on http://{shown}:{bound_port}{HTTP_PATH} (workspace {options.workspace})",
             f"web view on {web.url(bound_host, bound_port)}",
             f"MCP clients send the header 'Authorization: Bearer {web.token}'",
-            _sandbox_line(options),
+            sandbox_line,
         ]
 
     guarded = BearerGuard(app, token=web.token, path=HTTP_PATH)
@@ -371,11 +499,16 @@ async def _run_http(
         web.close()
 
 
-def serve(options: ServeOptions) -> int:
-    """Run the server until stopped; the exit status of ``toolbound serve``."""
+def serve(
+    options: ServeOptions, *, opening: Opening | None = None, sandbox_line: str | None = None
+) -> int:
+    """Run the server until stopped; the exit status of ``toolbound serve``.
+
+    Over stdio, ``opening`` and ``sandbox_line`` are ``serve_stdio``'s.
+    """
     import_runners()  # before the first request: no session's first call pays an import
     if options.http is None:
-        asyncio.run(serve_stdio(options))
+        asyncio.run(serve_stdio(options, opening=opening, sandbox_line=sandbox_line))
     else:
         asyncio.run(serve_http(options, *options.http))
     return 0

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 
-from toolbound.cli import main
+from toolbound.cli import build_parser, main
+from toolbound.tools.registry import TOOL_NAMES
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -53,3 +55,24 @@ def test_serve_stdio_and_http_are_exclusive(capsys: pytest.CaptureFixture[str]) 
         main(["serve", "--stdio", "--http", "127.0.0.1:1"])
     assert exit_.value.code == 2
     assert "argument --http: not allowed with argument --stdio" in capsys.readouterr().err
+
+
+def test_serve_defaults_to_the_economy_profile_and_call_to_the_exact_one() -> None:
+    parser = build_parser()
+    assert parser.parse_args(["serve"]).profile == "economy"
+    assert parser.parse_args(["serve", "--profile", "exact"]).profile == "exact"
+    assert parser.parse_args(["call", "Read", "{}"]).profile == "exact"
+
+
+def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == f"toolbound {version('toolbound')}\n"
+
+
+def test_call_help_lists_every_tool_of_the_registry(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["call", "--help"])
+    assert capsys.readouterr().out.endswith(f"\ntools: {', '.join(TOOL_NAMES)}\n")
+    assert len(TOOL_NAMES) >= 8

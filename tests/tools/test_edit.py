@@ -43,6 +43,11 @@ async def test_an_edit_of_a_file_not_read_is_refused(host: ToolHost, ws: Path) -
     result = await edit(host, "a.py", "x = 1", "x = 2")
     assert code(result) == "TOOL_NOT_READ"
     assert "Read it first" in result["error"]["message"]
+    # A client that opens an MCP session per call never keeps what it Read: say so.
+    assert result["error"]["message"].endswith(
+        "If you did Read it, your client may have opened a new session for this call "
+        "(one MCP session per call): keep one session for the whole conversation."
+    )
     overwrite = await call(host, "Write", path="a.py", content="y\n")
     assert code(overwrite) == "TOOL_NOT_READ"
     assert (ws / "a.py").read_text() == "x = 1\n"

@@ -265,7 +265,9 @@ class ReadRecord:
             raise ToolError(
                 ErrorCode.NOT_READ,
                 f"{shown} has not been Read in this session. Read it first (any window will "
-                f"do; {tool} changes only files you have seen), then call {tool} again.",
+                f"do; {tool} changes only files you have seen), then call {tool} again. If "
+                "you did Read it, your client may have opened a new session for this call "
+                "(one MCP session per call): keep one session for the whole conversation.",
             )
         for seen in entries:
             if not seen.still_holds(data, size):

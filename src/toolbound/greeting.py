@@ -1,0 +1,155 @@
+"""What ``toolbound serve`` says first: the ``initialize`` result, and over stdio its early answer.
+
+A harness spawns its stdio servers and may start the model's first turn
+without a server that has not answered ``initialize`` yet (Codex CLI's first
+request went out 1.4 s after spawning one). Importing the ``mcp`` SDK and the
+tools takes most of a second, so ``serve --stdio`` answers the client's
+opening ``initialize`` itself, from this module (which imports neither),
+while they load in a thread; the SDK's server then gets the request replayed
+and its own answer to it is dropped (``toolbound.serve``). The answer is the
+one the SDK gives (the same negotiation, capabilities and server info; a test
+holds the two equal).
+
+The 2026-07-28 protocol opens with ``server/discover`` and may send
+``initialize`` beside it (Claude Code does); on such a connection the SDK
+refuses ``initialize`` with -32022, so ``toolbound.serve`` answers it here too.
+
+Pieces:
+    HANDSHAKE_VERSIONS  the protocol versions the handshake serves (the SDK's)
+    instructions        the initialize result's instructions: the tool loop, profile,
+                        fit and sandbox in force
+    initialize_result   the result of an ``initialize`` request (JSON)
+    Opening             the client's first line, and the id answered early (if any)
+    open_stdio          read the first line from stdin; answer it if it is ``initialize``
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+# mcp_types.version's HANDSHAKE_PROTOCOL_VERSIONS (importing it imports all of
+# mcp_types, about 0.3 s); tests/mcp_server/test_greeting.py holds them equal.
+HANDSHAKE_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+# The request ``_meta`` key that marks a 2026-07-28 (per-request envelope) request.
+MODERN_META_KEY = "io.modelcontextprotocol/protocolVersion"
+SERVER_NAME = "toolbound"
+# What the SDK's server declares: tools, whose list never changes.
+CAPABILITIES: dict[str, Any] = {"tools": {"listChanged": False}}
+
+_LOOP = (
+    "toolbound's tools work in this workspace. Find with Glob (file names), Grep (contents) "
+    "and Read (a window of a file); change with Edit (Read the file first) or Write (new "
+    "files); run commands with Bash (tests, builds), and start long-running ones with "
+    '"background": true, then read them with JobOutput and stop them with JobStop. '
+    "Results are bounded: a cut result says so and where the rest is (the next offset, "
+    "or a spill file to Read or Grep)."
+)
+
+
+def instructions(*, profile: str, fit: str, sandbox: str) -> str:
+    """The ``initialize`` result's instructions: the tool loop in a few lines, then the
+    profile, the fit and the sandbox in force (``sandbox``: ``exec.sandbox.describe``'s line)."""
+    profiles = {
+        "economy": "economy (the same facts in less of the context: smaller budgets that "
+        "keep both ends of a command's output)",
+        "exact": "exact (the seed's budgets)",
+    }
+    fits = {
+        "auto": "each result is kept within the per-result limit of the client it goes to, "
+        "so the harness never cuts it",
+        "off": "no per-result limit",
+    }
+    fit_line = fits.get(fit, f"each result is kept within {fit} bytes")
+    if "unconfined" in sandbox:
+        sandbox += ". WARNING: Bash commands run UNCONFINED, with all of this user's rights"
+    return "\n".join(
+        (
+            _LOOP,
+            f"Profile: {profiles.get(profile, profile)}.",
+            f"Fit: {fit_line}.",
+            f"{sandbox}.",
+        )
+    )
+
+
+def negotiated(requested: object) -> str:
+    """The protocol version the SDK answers an ``initialize`` proposing ``requested`` with."""
+    if isinstance(requested, str) and requested in HANDSHAKE_VERSIONS:
+        return requested
+    return HANDSHAKE_VERSIONS[-1]
+
+
+def initialize_result(params: object, *, version: str, instructions: str) -> dict[str, Any]:
+    """The ``initialize`` result as the SDK's server builds it (camelCase JSON)."""
+    requested = params.get("protocolVersion") if isinstance(params, dict) else None
+    return {
+        "capabilities": CAPABILITIES,
+        "instructions": instructions,
+        "protocolVersion": negotiated(requested),
+        "serverInfo": {"name": SERVER_NAME, "version": version},
+    }
+
+
+def is_modern(message: object) -> bool:
+    """Whether a JSON-RPC message carries the 2026-07-28 per-request envelope."""
+    if not isinstance(message, dict):
+        return False
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and MODERN_META_KEY in meta
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """The client's first line as read from stdin, and the id of the ``initialize`` it
+    held when that was answered here (None: not answered; the SDK answers it)."""
+
+    line: bytes
+    answered: int | str | None = None
+    # The first request carried the 2026-07-28 envelope: the connection is modern.
+    modern: bool = False
+
+
+def _read_line(fd: int) -> bytes:
+    """One line from ``fd``, a byte at a time, so nothing after it is taken from the SDK."""
+    out = bytearray()
+    while True:
+        byte = os.read(fd, 1)
+        if not byte:
+            return bytes(out)
+        out += byte
+        if byte == b"\n":
+            return bytes(out)
+
+
+def open_stdio(*, version: str, instructions: str, stdin: int = 0, stdout: int = 1) -> Opening:
+    """Read the client's first line; when it is ``initialize``, answer it now.
+
+    Anything else (a notification, ``server/discover``, a line that is not
+    JSON) is left for the SDK, replayed with the rest. As in the SDK, an
+    ``initialize`` opens a handshake connection even when it carries the
+    2026-07-28 envelope; any other enveloped request opens a modern one.
+    """
+    line = _read_line(stdin)
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return Opening(line)
+    if not isinstance(message, dict) or "id" not in message:
+        return Opening(line)
+    if message.get("method") != "initialize":
+        return Opening(line, modern=is_modern(message))
+    answer = {
+        "jsonrpc": "2.0",
+        "id": message["id"],
+        "result": initialize_result(
+            message.get("params"), version=version, instructions=instructions
+        ),
+    }
+    data = (json.dumps(answer, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    while data:
+        data = data[os.write(stdout, data) :]
+    return Opening(line, answered=message["id"])

@@ -1,0 +1,160 @@
+"""``serve --stdio``'s start: ``initialize`` answered before the SDK is imported, as the
+SDK would answer it, with the instructions; the 2026-07-28 discover-plus-initialize
+pair answered without error; neither the web view nor PostgreSQL loaded."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+from toolbound.greeting import HANDSHAKE_VERSIONS
+
+WAIT_S = 60.0
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def request(id_: int, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id_, "method": method, "params": params or {}}
+
+
+def initialize(id_: int, protocol: str) -> dict[str, Any]:
+    info = {"name": "claude-code", "version": "2.1.332"}
+    return request(
+        id_, "initialize", {"protocolVersion": protocol, "capabilities": {}, "clientInfo": info}
+    )
+
+
+def exchange(tmp_path: Path, messages: list[dict[str, Any]], *flags: str) -> list[dict[str, Any]]:
+    """Send ``messages`` to ``serve --stdio``, close stdin once every request is answered."""
+    argv = [sys.executable, "-m", "toolbound", "serve", "--stdio", "--workspace", str(tmp_path)]
+    proc = subprocess.Popen(
+        [*argv, "--data-dir", str(tmp_path / "data"), *flags],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    try:
+        for message in messages:
+            proc.stdin.write(json.dumps(message).encode() + b"\n")
+        proc.stdin.flush()
+        want = {m["id"] for m in messages if "id" in m}
+        answers: list[dict[str, Any]] = []
+        while {a.get("id") for a in answers} != want:
+            line = proc.stdout.readline()
+            assert line, f"the server closed stdout after {answers}"
+            answers.append(json.loads(line))
+        proc.stdin.close()
+        assert proc.wait(timeout=WAIT_S) == 0
+        assert proc.stdout.read() == b""  # nothing answered twice
+        return answers
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+
+
+def test_the_handshake_versions_are_the_sdks() -> None:
+    assert HANDSHAKE_VERSIONS == HANDSHAKE_PROTOCOL_VERSIONS
+
+
+@pytest.mark.parametrize(
+    ("asked", "answered"), [("2025-06-18", "2025-06-18"), ("2026-07-28", "2025-11-25")]
+)
+def test_stdio_answers_initialize_once_as_the_sdk_would_then_serves_the_tools(
+    tmp_path: Path, asked: str, answered: str
+) -> None:
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    early = exchange(tmp_path, [initialize(1, asked), initialized, request(2, "tools/list")])
+    # A ping first: the opening is not initialize, so the SDK itself answers it.
+    by_sdk = exchange(tmp_path, [request(0, "ping"), initialize(1, asked)])
+    assert [a["id"] for a in early] == [1, 2]
+    assert early[0] == by_sdk[1]
+    assert early[0]["result"]["protocolVersion"] == answered
+    assert early[0]["result"]["serverInfo"] == {
+        "name": "toolbound",
+        "version": version("toolbound"),
+    }
+    assert version("toolbound") == "0.3.0"
+    assert len(early[1]["result"]["tools"]) == 8
+
+
+def test_the_2026_discover_and_initialize_pair_is_answered_without_error(tmp_path: Path) -> None:
+    discover = request(0, "server/discover", {"_meta": ENVELOPE})
+    listing = request(2, "tools/list", {"_meta": ENVELOPE})
+    answers = {
+        a["id"]: a for a in exchange(tmp_path, [discover, initialize(1, "2026-07-28"), listing])
+    }
+    assert [("error" in answers[i], "result" in answers[i]) for i in (0, 1, 2)] == [
+        (False, True)
+    ] * 3
+    assert answers[1]["result"]["serverInfo"] == {"name": "toolbound", "version": "0.3.0"}
+    assert answers[1]["result"]["instructions"] == answers[0]["result"]["instructions"]
+    assert len(answers[2]["result"]["tools"]) == 8
+
+
+def test_the_instructions_name_the_tool_loop_profile_fit_and_sandbox(tmp_path: Path) -> None:
+    (default,) = exchange(tmp_path, [initialize(1, "2025-06-18")])
+    said = default["result"]["instructions"]
+    for words in (
+        "Find with Glob (file names), Grep (contents) and Read",
+        "change with Edit (Read the file first) or Write",
+        "run commands with Bash",
+        "JobOutput",
+        "Profile: economy",
+        "Fit: each result is kept within the per-result limit of the client it goes to",
+    ):
+        assert words in said
+    (told,) = exchange(
+        tmp_path,
+        [initialize(1, "2025-06-18")],
+        "--profile",
+        "exact",
+        "--fit",
+        "4096",
+        "--sandbox",
+        "off",
+    )
+    lines = told["result"]["instructions"].split("\n")
+    assert lines[1:] == [
+        "Profile: exact (the seed's budgets).",
+        "Fit: each result is kept within 4096 bytes.",
+        "Bash sandbox: off (commands run unconfined, with the network). WARNING: Bash "
+        "commands run UNCONFINED, with all of this user's rights.",
+    ]
+
+
+def test_serve_stdio_loads_neither_the_web_view_nor_postgresql(tmp_path: Path) -> None:
+    # (The mcp SDK's own package imports starlette and uvicorn, whatever we serve.)
+    script = (
+        "import sys\n"
+        "from toolbound.cli import main\n"
+        f"code = main(['serve', '--stdio', '--workspace', {str(tmp_path)!r}, '--data-dir', 'd'])\n"
+        "heavy = ('psycopg', 'toolbound.web', 'toolbound.store.postgres')\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(heavy))\n"
+        "print(code, loaded, file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input=json.dumps(initialize(1, "2025-06-18")) + "\n",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=WAIT_S,
+        check=False,
+    )
+    assert json.loads(done.stdout)["id"] == 1
+    assert done.stderr.splitlines()[-1] == "0 []"
