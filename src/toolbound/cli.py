@@ -552,9 +552,7 @@ def _open_stdio(
         target=importlib.import_module, args=("toolbound.serve",), name="toolbound-load"
     )
     loader.start()
-    sandbox_line = describe(
-        SandboxPolicy.create(sandbox, network=ns.network), fallback=fallback
-    )
+    sandbox_line = describe(SandboxPolicy.create(sandbox, network=ns.network), fallback=fallback)
     said = instructions(profile=ns.profile, fit=str(ns.fit), sandbox=sandbox_line)
     try:
         opening = open_stdio(version=toolbound.__version__, instructions=said)

@@ -224,6 +224,8 @@ class HostGuard:
         if scope["type"] in ("http", "websocket"):
             why = self.refusal(scope)
             if why is not None:
+                from starlette.responses import PlainTextResponse
+
                 response = PlainTextResponse(
                     f"403: {why}. toolbound answers only requests addressed to it (DNS "
                     "rebinding protection): use the address `toolbound serve` printed.\n",
