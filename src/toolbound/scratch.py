@@ -8,11 +8,20 @@ returns None and costs the caller only the spill sentence.
 A live host holds an advisory lock on ``<data_dir>/locks/<session_id>.lock``,
 so a sweep in another process never removes a live session's dir.
 
+A command may write its session's scratch dir (or, unconfined, anything the
+user may), so what lies below it is never trusted: the host reaches its
+folders (``tool-output``, ``jobs``, ``jobs/<jobId>``) from a descriptor of the
+data dir, one ``private_dir`` step at a time (``toolbound.fsroot``), and
+creates its files with ``openat(O_EXCL | O_NOFOLLOW)`` in them. A ``tool-output``
+or ``jobs`` planted as a symlink to an outside folder is removed and made again
+as a real folder, never written through.
+
 Pieces:
     SessionIdError    a session id that is not one safe path component (a ValueError)
     check_session_id  refuse ids that are not one safe path component
     derived_session_id  a session id made from a foreign name (an MCP session id)
-    Scratch           one session's scratch dir: spill(), ensure(), remove()
+    Scratch           one session's scratch dir: spill(), ensure(), open_folder(),
+                      remove_entry(), remove()
     LiveLock          the lock a live host holds
     sweep             remove ended and stale sessions' dirs, never a live one's
 """
@@ -30,11 +39,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from toolbound.fsroot import open_dir, private_dir
 from toolbound.results import ErrorCode, ToolError
 
 _SESSION_ID_CHARS = 128
 _SESSION_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{_SESSION_ID_CHARS - 1}}}")
 _LABEL = re.compile(r"[^A-Za-z0-9._-]+")
+_SPILL_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class SessionIdError(ValueError):
@@ -99,25 +110,60 @@ class Scratch:
             return False
         return True
 
+    def open_folder(self, *names: str) -> int:
+        """The folder ``names`` below this scratch dir, each made 0700 if missing, as a
+        descriptor (the caller closes it); OSError for one that is not a folder the
+        host's user made (see ``fsroot.private_dir``)."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        fd = open_dir(self.data_dir)
+        try:
+            for name in ("scratch", self.session_id, *names):
+                below = private_dir(fd, name)
+                os.close(fd)
+                fd = below
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def remove_entry(self, *names: str) -> None:
+        """Remove ``names`` (a folder and what it holds) below this scratch dir, reached
+        through descriptors: a symlink on the way is not followed."""
+        *folders, last = names
+        try:
+            fd = self.open_folder(*folders)
+        except OSError:
+            return
+        try:
+            shutil.rmtree(last, dir_fd=fd, ignore_errors=True)
+        finally:
+            os.close(fd)
+
     def spill(self, label: str, data: bytes) -> Path | None:
         """Write ``data`` to a new private spill file; None if that failed."""
         with self._lock:
             seq = next(self._seq)
         safe = _LABEL.sub("-", label).strip("-") or "output"
-        path = self.spill_dir / f"{safe}-{int(time.time() * 1000)}-{seq}.log"
+        name = f"{safe}-{int(time.time() * 1000)}-{seq}.log"
         try:
-            _mkdir_private(self.spill_dir, below=self.data_dir)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            folder = self.open_folder("tool-output")
         except OSError:
+            return None
+        try:
+            fd = os.open(name, _SPILL_FLAGS, 0o600, dir_fd=folder)
+        except OSError:
+            os.close(folder)
             return None
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
         except OSError:
             with contextlib.suppress(OSError):
-                path.unlink()
+                os.unlink(name, dir_fd=folder)
             return None
-        return path
+        finally:
+            os.close(folder)
+        return self.spill_dir / name
 
     def remove(self) -> None:
         """Remove the whole scratch dir (a session's end)."""

@@ -13,6 +13,13 @@ lines around the changes. A mapping (mmap) would spare that copy, but a file
 truncated by another process while mapped kills the reading process with
 SIGBUS, and the host must survive whatever another process does.
 
+Where: the target is reached again from the workspace's folder descriptor
+(``Resolved.walk``, following no symlink), and the file is opened, checked,
+replaced and its folders created through the descriptor of its folder
+(``toolbound.fsroot``): a folder on the path swapped for a symlink by another
+process cannot move the write outside the workspace; it fails with a TOOL_
+error instead.
+
 What another process may do meanwhile: a change after the read and before the
 rename is seen by comparing the file's identity, size and mtime with those it
 had when it was opened (``TOOL_FILE_CHANGED``, nothing written); a change in
@@ -34,11 +41,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolbound.bounds.binary import sniff_binary
-from toolbound.edit.atomic import atomic_write, make_parents, write_all
+from toolbound.edit.atomic import atomic_write, write_all
 from toolbound.edit.diff import Hunk, edit_hunks, render_diff, write_hunks
 from toolbound.edit.record import Hasher, ReadRecord, content_digest
 from toolbound.edit.replace import EditSpec, apply_edits, encode_text, plan_edit
 from toolbound.edit.text import BOM, has_bare_lf, line_endings, to_crlf
+from toolbound.fsroot import Spot
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.paths import OsErrorKind, Resolved, os_error
 from toolbound.results import ErrorCode, ToolError
@@ -99,10 +107,19 @@ def _replaced_meanwhile(target: Resolved) -> ToolError:
     )
 
 
-def _open_existing(target: Resolved, tool: str) -> tuple[int, os.stat_result] | None:
+def _open_existing(spot: Spot, target: Resolved, tool: str) -> tuple[int, os.stat_result] | None:
     """An open descriptor of the regular file, or None when there is no file."""
+    if not spot.rest:
+        raise ToolError(
+            ErrorCode.IS_DIRECTORY,
+            f"{target.shown} is a directory; {tool} changes a file. Give a file's path.",
+        )
+    if (missing := spot.missing()) is not None:
+        if isinstance(missing, FileNotFoundError):
+            return None
+        raise missing
     try:
-        fd = os.open(target.real, _OPEN_FLAGS)
+        fd = spot.open(_OPEN_FLAGS)
     except FileNotFoundError:
         return None
     st = os.fstat(fd)
@@ -160,13 +177,13 @@ def _read_checked(
 
 
 def _unchanged_since(
-    target: Resolved, opened: os.stat_result | None, tool: str
+    spot: Spot, target: Resolved, opened: os.stat_result | None, tool: str
 ) -> Callable[[], None]:
     """A before-rename check: the file is still the one read (or still absent)."""
 
     def check() -> None:
         try:
-            now: os.stat_result | None = os.lstat(target.real)
+            now: os.stat_result | None = spot.lstat()
         except FileNotFoundError:
             now = None
         if opened is None and now is None:
@@ -233,7 +250,36 @@ def edit_file(
     several ``edits`` applied in order, all or none.
     """
     try:
-        opened = _open_existing(target, "Edit")
+        with target.walk() as spot:
+            return _edit_at(
+                spot,
+                target,
+                old_string=old_string,
+                new_string=new_string,
+                replace_all=replace_all,
+                edits=edits,
+                record=record,
+                call_id=call_id,
+                limits=limits,
+            )
+    except OSError as err:
+        raise _write_error(err, target) from None
+
+
+def _edit_at(
+    spot: Spot,
+    target: Resolved,
+    *,
+    old_string: str,
+    new_string: str,
+    replace_all: bool,
+    edits: Sequence[EditSpec] | None,
+    record: ReadRecord,
+    call_id: str,
+    limits: Limits,
+) -> ChangeResult:
+    try:
+        opened = _open_existing(spot, target, "Edit")
         if opened is None:
             raise ToolError(
                 ErrorCode.NOT_FOUND,
@@ -243,7 +289,7 @@ def edit_file(
         st = opened[1]
         data = _read_checked(opened, target, record, "Edit", limits)
         if edits is not None:
-            return _edit_several(target, st, data, edits, record, call_id, limits)
+            return _edit_several(spot, target, st, data, edits, record, call_id, limits)
         plan = plan_edit(data, old_string, new_string, replace_all=replace_all, shown=target.shown)
         hasher = Hasher()
 
@@ -252,7 +298,13 @@ def edit_file(
                 hasher.update(piece)
                 write_all(out, piece)
 
-        atomic_write(target.real, fill, like=st, before_rename=_unchanged_since(target, st, "Edit"))
+        atomic_write(
+            target.real,
+            fill,
+            like=st,
+            before_rename=_unchanged_since(spot, target, st, "Edit"),
+            dir_fd=spot.dir_fd,
+        )
     except OSError as err:
         raise _write_error(err, target) from None
     record.wrote(
@@ -272,6 +324,7 @@ def edit_file(
 
 
 def _edit_several(
+    spot: Spot,
     target: Resolved,
     st: os.stat_result,
     data: bytes,
@@ -287,7 +340,8 @@ def _edit_several(
         target.real,
         lambda out: write_all(out, new),
         like=st,
-        before_rename=_unchanged_since(target, st, "Edit"),
+        before_rename=_unchanged_since(spot, target, st, "Edit"),
+        dir_fd=spot.dir_fd,
     )
     record.wrote(target.real, call_id=call_id, by="Edit", size=len(new), digest=content_digest(new))
     return _result(
@@ -319,21 +373,23 @@ def write_file(
     """Write (CONTRACT section 10): create the file, or overwrite one Read in this session."""
     new = encode_text(content, "content")
     try:
-        opened = _open_existing(target, "Write")
-        st: os.stat_result | None = None
-        old = b""
-        if opened is None:
-            make_parents(target.real.parent)
-        else:
-            st = opened[1]
-            old = _read_checked(opened, target, record, "Write", limits)
-            new = _keep_file_style(old, new)
-        atomic_write(
-            target.real,
-            lambda out: write_all(out, new),
-            like=st,
-            before_rename=_unchanged_since(target, st, "Write"),
-        )
+        with target.walk() as spot:
+            opened = _open_existing(spot, target, "Write")
+            st: os.stat_result | None = None
+            old = b""
+            if opened is None:
+                spot.make_parents()
+            else:
+                st = opened[1]
+                old = _read_checked(opened, target, record, "Write", limits)
+                new = _keep_file_style(old, new)
+            atomic_write(
+                target.real,
+                lambda out: write_all(out, new),
+                like=st,
+                before_rename=_unchanged_since(spot, target, st, "Write"),
+                dir_fd=spot.dir_fd,
+            )
     except OSError as err:
         raise _write_error(err, target) from None
     created = st is None

@@ -104,11 +104,16 @@ def _copy_range(src: int, src_offset: int, dst: int, dst_offset: int, count: int
 class StreamLog:
     """The bounded log of one stream and its exact counts (see the module docstring)."""
 
-    def __init__(self, path: Path, *, head_bytes: int, tail_bytes: int) -> None:
+    def __init__(
+        self, path: Path, *, head_bytes: int, tail_bytes: int, dir_fd: int | None = None
+    ) -> None:
+        """Create the log file ``path`` (0600, never an existing file or a symlink); with
+        ``dir_fd``, ``path.name`` in that folder's descriptor (the host's own folder)."""
         self.path = path
         self.head_bytes = head_bytes
         self.tail_bytes = tail_bytes
-        self._fd = os.open(path, _CREATE, 0o600)
+        where = path if dir_fd is None else path.name
+        self._fd = os.open(where, _CREATE, 0o600, dir_fd=dir_fd)
         # Reentrant: a page holds it across several reads (``locked``).
         self._lock = threading.RLock()
         self._counter = LineCounter()

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import os
 import re
-import shutil
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -150,22 +150,25 @@ class JobTable:
         )
 
     def _open_logs(self, job_id: str) -> dict[Stream, StreamLog]:
+        # Reached through descriptors from the data dir: a `jobs` a command planted
+        # as a symlink is replaced by a real folder, never written through.
         folder = self.jobs_dir / job_id
         try:
-            if not self.scratch.ensure():
-                raise OSError(f"the scratch dir {self.scratch.dir} cannot be created")
-            self.jobs_dir.mkdir(mode=0o700, exist_ok=True)
-            folder.mkdir(mode=0o700)
-            return {
-                stream: StreamLog(
-                    folder / f"{stream}.log",
-                    head_bytes=self.limits.job_log_head_bytes,
-                    tail_bytes=self.limits.job_log_tail_bytes,
-                )
-                for stream in STREAMS
-            }
+            folder_fd = self.scratch.open_folder("jobs", job_id)
+            try:
+                return {
+                    stream: StreamLog(
+                        folder / f"{stream}.log",
+                        head_bytes=self.limits.job_log_head_bytes,
+                        tail_bytes=self.limits.job_log_tail_bytes,
+                        dir_fd=folder_fd,
+                    )
+                    for stream in STREAMS
+                }
+            finally:
+                os.close(folder_fd)
         except OSError as err:
-            shutil.rmtree(folder, ignore_errors=True)
+            self.scratch.remove_entry("jobs", job_id)
             raise ToolError(
                 ErrorCode.PERMISSION_DENIED,
                 f"The job's logs could not be created under {self.jobs_dir} ({err}); "
@@ -175,7 +178,7 @@ class JobTable:
     def _drop_logs(self, job_id: str, logs: dict[Stream, StreamLog]) -> None:
         for log in logs.values():
             log.close()
-        shutil.rmtree(self.jobs_dir / job_id, ignore_errors=True)
+        self.scratch.remove_entry("jobs", job_id)
 
     def _forget_old(self) -> None:
         """Make room for one more: forget the oldest ended jobs past ``job_max_kept``."""

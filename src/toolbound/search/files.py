@@ -124,6 +124,7 @@ async def newest_files(
     outcome = await run_rg(
         [*args, *selection.rg_args(), "--null", "--", scope.target],
         cwd=scope.cwd,
+        pass_fds=scope.pass_fds,
         consume=consume,
         deadline=deadline,
         abort=ctx.abort,
@@ -140,12 +141,13 @@ async def newest_files(
                 scope.target,
             ],
             cwd=scope.cwd,
+            pass_fds=scope.pass_fds,
             consume=confirm,
             deadline=deadline,
             abort=ctx.abort,
             grace_s=ctx.limits.kill_grace_s,
         )
-    return Found(heap.ranked(), outcome, overflowed=heap.overflowed)
+    return Found(scope.confirmed(heap.ranked()), outcome, overflowed=heap.overflowed)
 
 
 def _mtimes(batch: list[bytes], cwd: bytes, cwd_fd: int | None) -> tuple[list[int], list[bytes]]:

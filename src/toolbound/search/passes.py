@@ -7,6 +7,13 @@ batches until the page is full, with ``--max-count`` capping what each file
 can print to what can still reach the page, or their matching-line counts
 (``file_counts``). Both passes match with the same flags (``match_args``).
 
+Pass 2 never hands rg a file by name: each file is reached from the scope's
+folder descriptor through real folders only (``fsroot.reach_fd``) and given
+to rg as ``/proc/self/fd/N`` (N passed to it), its records mapped back to the
+name pass 1 printed. A file swapped for a symlink (or under a folder that
+was) since pass 1 is not searched; rg follows a symlink named on its command
+line, a descriptor it cannot.
+
 Pieces:
     match_args  the flags that decide what matches, shared by both passes
     walk_args   pass 1's rg arguments
@@ -17,11 +24,15 @@ Pieces:
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO
 
 from toolbound.arguments import GrepArgs
+from toolbound.fsroot import reach_fd
 from toolbound.limits import Limits
 from toolbound.search.files import TextFiles
 from toolbound.search.matchlines import read_counts, read_records
@@ -88,9 +99,12 @@ class SecondPass:
                 break
             ranks = {p: first + i for i, p in enumerate(batch)}
 
-            def consume(stream: IO[bytes], ranks: dict[bytes, int] = ranks) -> None:
-                for r in read_records(stream, paths=ranks, max_chars=max_chars):
-                    heap.add(ranks[r.path], r.line, r.text, r.clipped, r.context)
+            def consume(
+                stream: IO[bytes], given: dict[bytes, bytes], ranks: dict[bytes, int] = ranks
+            ) -> None:
+                by_given = {alias: ranks[p] for alias, p in given.items()}
+                for r in read_records(stream, paths=by_given, max_chars=max_chars):
+                    heap.add(by_given[r.path], r.line, r.text, r.clipped, r.context)
 
             flags = ["--line-number", "--column", "--no-heading", "--no-context-separator"]
             outcome = await self._run([*flags, "--max-count", str(need), *context], batch, consume)
@@ -108,8 +122,8 @@ class SecondPass:
         for start in range(0, len(files), _MAX_BATCH_FILES):
             batch = files[start : start + _MAX_BATCH_FILES]
 
-            def consume(stream: IO[bytes], given: frozenset[bytes] = frozenset(batch)) -> None:
-                counts.update(read_counts(stream, paths=given))
+            def consume(stream: IO[bytes], given: dict[bytes, bytes]) -> None:
+                counts.update((given[alias], n) for alias, n in read_counts(stream, paths=given))
 
             outcome = await self._run(["--count"], batch, consume)
             outcomes.append(outcome)
@@ -118,22 +132,66 @@ class SecondPass:
         return counts, outcomes
 
     async def _run(
-        self, flags: list[str], batch: list[bytes], consume: Callable[[IO[bytes]], None]
+        self,
+        flags: list[str],
+        batch: list[bytes],
+        consume: Callable[[IO[bytes], dict[bytes, bytes]], None],
     ) -> RgOutcome:
-        """One rg run over ``batch``: every record names its file, NUL-terminated."""
-        return await run_rg(
-            [
-                *base_args(explicit_path=True),
-                "--with-filename",
-                "--null",
-                *flags,
-                *match_args(self.args),
-                "--",
-                *batch,
-            ],
-            cwd=self.scope.cwd,
-            consume=consume,
-            deadline=self.deadline,
-            abort=self.abort,
-            grace_s=self.limits.kill_grace_s,
-        )
+        """One rg run over ``batch``: every record names its file, NUL-terminated.
+        ``consume`` gets the names rg prints, each mapped to the printed path it is."""
+        given, fds = await asyncio.to_thread(_reach_batch, self.scope, batch)
+        try:
+            if not given:
+                # Every file changed since pass 1: rg given no path would search its cwd.
+                return RgOutcome(stopped=None, returncode=1, skipped_paths=0, stderr="")
+            return await run_rg(
+                [
+                    *base_args(explicit_path=True),
+                    "--with-filename",
+                    "--null",
+                    *flags,
+                    *match_args(self.args),
+                    "--",
+                    *given,
+                ],
+                cwd=self.scope.cwd,
+                pass_fds=(*self.scope.pass_fds, *fds),
+                consume=functools.partial(_consume_given, consume, given),
+                deadline=self.deadline,
+                abort=self.abort,
+                grace_s=self.limits.kill_grace_s,
+            )
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+
+def _consume_given(
+    consume: Callable[[IO[bytes], dict[bytes, bytes]], None],
+    given: dict[bytes, bytes],
+    stream: IO[bytes],
+) -> None:
+    consume(stream, given)
+
+
+def _reach_batch(scope: Scope, batch: list[bytes]) -> tuple[dict[bytes, bytes], list[int]]:
+    """The batch's files as names rg opens through descriptors (see the module docstring):
+    ``/proc/self/fd/N`` -> printed path, and the descriptors to pass. Without a scope
+    descriptor (no /proc), the printed paths themselves."""
+    if scope.fd < 0:
+        return {p: p for p in batch}, []
+    given: dict[bytes, bytes] = {}
+    fds: list[int] = []
+    try:
+        for printed in batch:
+            fd = reach_fd(scope.fd, printed)
+            if fd < 0:
+                continue
+            fds.append(fd)
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                given[b"/proc/self/fd/%d" % fd] = printed
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+    return given, fds

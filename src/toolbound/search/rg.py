@@ -41,9 +41,10 @@ Stopped = Literal["timeout", "abort"]
 _EXE = "rg.exe" if os.name == "nt" else "rg"
 
 # rg prints per-path problems as "rg: <path>: <reason>" (our search target
-# always starts with "."); those that are I/O errors (an unreadable folder, a
-# file gone mid-walk) end with "(os error N)" and mean the path was skipped.
-_PATH_ERROR_PREFIX = "rg: ."
+# always starts with ".", or is a file given by descriptor); those that are I/O
+# errors (an unreadable folder, a file gone mid-walk) end with "(os error N)"
+# and mean the path was skipped.
+_PATH_ERROR_PREFIX = ("rg: .", "rg: /proc/self/fd/")
 _IO_ERROR_MARK = "(os error "
 # How much of rg's stderr is kept to quote in an error message.
 _STDERR_KEEP_CHARS = 4096
@@ -134,10 +135,13 @@ class _StderrTally:
         return "\n".join(self.kept)[:_STDERR_KEEP_CHARS]
 
 
-def _spawn(args: Sequence[str | bytes], cwd: Path) -> subprocess.Popen[bytes]:
+def _spawn(
+    args: Sequence[str | bytes], cwd: Path, pass_fds: Sequence[int]
+) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
         [str(rg_binary()), *args],
         cwd=cwd,
+        pass_fds=pass_fds,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -178,8 +182,12 @@ async def run_rg(
     deadline: float,
     abort: asyncio.Event,
     grace_s: float,
+    pass_fds: Sequence[int] = (),
 ) -> RgOutcome:
     """Run rg in ``cwd`` and feed its stdout to ``consume`` (in a worker thread).
+
+    ``pass_fds`` are inherited by rg: a ``cwd`` of ``/proc/self/fd/N`` (a folder
+    reached by its descriptor, see toolbound.search.scope) needs ``N``.
 
     A file name may be given as bytes: it reaches rg exactly (not UTF-8, or
     with a newline).
@@ -191,7 +199,7 @@ async def run_rg(
     """
     # Spawned on the loop, not in a thread: fork/exec takes a millisecond, and a
     # process started by a thread that a cancellation abandoned would be leaked.
-    proc = _spawn(args, cwd)
+    proc = _spawn(args, cwd, pass_fds)
     assert proc.stdout is not None
     assert proc.stderr is not None
     tally = _StderrTally()

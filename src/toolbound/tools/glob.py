@@ -33,7 +33,7 @@ from toolbound.tools import ToolContext
 
 def _glob(pattern: str, scope: Scope) -> str:
     """The pattern relative to ``path``: ``./`` and an absolute ``path`` prefix dropped."""
-    inside = f"{scope.cwd}{os.sep}"
+    inside = f"{scope.real_cwd}{os.sep}"
     if pattern.startswith(inside):
         return pattern[len(inside) :]
     return pattern.removeprefix("./")
@@ -46,8 +46,15 @@ async def run(args: GlobArgs, ctx: ToolContext) -> GlobResult:
 
 
 async def _search(args: GlobArgs, ctx: ToolContext, limit: int) -> GlobResult:
-    limits = ctx.limits
     scope = await asyncio.to_thread(resolve_scope, ctx.roots, args.path)
+    try:
+        return await _search_in(args, ctx, limit, scope)
+    finally:
+        scope.close()
+
+
+async def _search_in(args: GlobArgs, ctx: ToolContext, limit: int, scope: Scope) -> GlobResult:
+    limits = ctx.limits
     if scope.is_file:
         raise ToolError(
             ErrorCode.INVALID_ARGUMENT,

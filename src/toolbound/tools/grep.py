@@ -94,8 +94,15 @@ async def run(args: GrepArgs, ctx: ToolContext) -> WireModel:
 
 
 async def _search(args: GrepArgs, ctx: ToolContext, page: int) -> WireModel:
-    limits = ctx.limits
     scope = await asyncio.to_thread(resolve_scope, ctx.roots, args.path)
+    try:
+        return await _search_in(args, ctx, page, scope)
+    finally:
+        scope.close()
+
+
+async def _search_in(args: GrepArgs, ctx: ToolContext, page: int, scope: Scope) -> WireModel:
+    limits = ctx.limits
     deadline = time.monotonic() + limits.search_timeout_s
     want = args.offset + page + 1
     selection = _selection(args, scope)

@@ -1,9 +1,11 @@
 """Read: one window of a text file, byte-faithful, bounded, never blocking.
 
 A call is a chain of stages, all in a worker thread:
-resolve the path inside the roots -> stat it and refuse what is not a regular
-file (before anything is opened, so a FIFO with no writer cannot block) ->
-open it non-blocking and check it is still that file -> refuse binary content
+walk to the path from its root's folder descriptor (``Roots.locate``; the
+file is then opened at its folder's descriptor, so no symlink swapped in on
+the way can lead the open outside the roots) -> stat it and refuse what is
+not a regular file (before anything is opened, so a FIFO with no writer
+cannot block) -> open it non-blocking and check it is still that file -> refuse binary content
 -> locate the window's first line with the file's line index -> build the
 page from the lines that follow -> the result and its notice.
 
@@ -63,6 +65,7 @@ from toolbound.bounds.paging import (
     window_notice,
 )
 from toolbound.edit.record import ReadRecord, Seen, content_digest
+from toolbound.fsroot import Spot
 from toolbound.limits import Budget, Limits
 from toolbound.model_text import Profile
 from toolbound.paths import OsErrorKind, Resolved, Roots, os_error
@@ -175,10 +178,11 @@ def read_window(
     """
     # The window's budget stands in for the search budget it defaults to.
     window = limits if budget in (None, limits.search) else limits.replace(search=budget)
-    target = roots.resolve(path)
-    before = _stat(target)
-    _refuse_non_file(target, before)
-    fd = _open(target, before)
+    with roots.locate(path) as located:
+        target = located.target
+        before = _stat(located.spot, target)
+        _refuse_non_file(target, before)
+        fd = _open(located.spot, target, before)
     try:
         st = os.fstat(fd)
         _refuse_binary(fd, target, st, limits)
@@ -259,11 +263,18 @@ def _unchanged(result: ReadResult, earlier: Seen) -> ReadResult:
     return result.model_copy(update={"content": "", "notice": notice, "unchanged": True})
 
 
-def _stat(target: Resolved) -> os.stat_result:
+def _stat(spot: Spot, target: Resolved) -> os.stat_result:
+    """What the walk found at the target (a folder: the one it reached)."""
     try:
-        return os.stat(target.real)
+        if (missing := spot.missing()) is not None:
+            raise missing
+        if not spot.rest:
+            return os.fstat(spot.dir_fd)
+        if spot.st is None:
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), spot.name)
+        return spot.st
     except OSError as err:
-        raise _os_error(err, target) from None
+        raise _os_error(err, target, spot) from None
 
 
 def _refuse_non_file(target: Resolved, st: os.stat_result) -> None:
@@ -294,14 +305,15 @@ def describe_kind(mode: int) -> str:
     return "special file"
 
 
-def _open(target: Resolved, before: os.stat_result) -> int:
-    """Open without blocking or following a late symlink; check it is the file stat saw."""
+def _open(spot: Spot, target: Resolved, before: os.stat_result) -> int:
+    """Open at its folder's descriptor without blocking or following a late symlink;
+    check it is the file stat saw."""
     try:
-        fd = os.open(target.real, _OPEN_FLAGS)
+        fd = spot.open(_OPEN_FLAGS)
     except OSError as err:
         if err.errno == errno.ELOOP:
             raise _changed(target) from None
-        raise _os_error(err, target) from None
+        raise _os_error(err, target, spot) from None
     try:
         st = os.fstat(fd)
         if (st.st_dev, st.st_ino) != (before.st_dev, before.st_ino):
@@ -482,8 +494,9 @@ def _take_window(
     return page, seen
 
 
-def _os_error(err: OSError, target: Resolved) -> ToolError:
-    """An OSError from stat/open/read, through ``os_error`` in Read's words."""
+def _os_error(err: OSError, target: Resolved, spot: Spot | None = None) -> ToolError:
+    """An OSError from stat/open/read, through ``os_error`` in Read's words (``spot``,
+    where the walk ended, lets a missing file's message name its neighbours)."""
 
     def words(kind: OsErrorKind) -> str | None:
         if kind == "permission":
@@ -493,7 +506,7 @@ def _os_error(err: OSError, target: Resolved) -> ToolError:
                 "permissions."
             )
         if kind == "not_found":
-            return _not_found_message(target)
+            return _not_found_message(target, spot)
         if kind == "loop":
             return (
                 f"{target.shown} is a symlink loop and leads to no file; Read the file it was "
@@ -509,26 +522,31 @@ def _os_error(err: OSError, target: Resolved) -> ToolError:
     return os_error(err, target.shown, words=words)
 
 
-def _not_found_message(target: Resolved) -> str:
-    folder = target.real.parent
+def _not_found_message(target: Resolved, spot: Spot | None) -> str:
     shown_folder = os.path.dirname(target.shown)
     glob_hint = f'find it with Glob (pattern "**/{target.real.name}")'
-    if folder.exists() and not folder.is_dir():
+    if spot is not None and len(spot.rest) == 2 and spot.st is not None:
         return f"{target.shown} does not exist: {shown_folder} is a file, not a folder."
-    if not folder.is_dir():
+    if spot is None or len(spot.rest) > 1:
         return f"{target.shown} does not exist, nor does its folder {shown_folder}; {glob_hint}."
-    near = _nearest_names(folder, target.real.name)
+    near = _nearest_names(spot, target.real.name)
     if not near:
         return f"{target.shown} does not exist; {glob_hint}."
     shown = ", ".join(os.path.join(shown_folder, name) for name in near)
     return f"{target.shown} does not exist. Did you mean: {shown}? Otherwise {glob_hint}."
 
 
-def _nearest_names(folder: Path, name: str) -> list[str]:
-    """Up to SUGGEST_NAMES names in ``folder`` that look like ``name``."""
+def _nearest_names(spot: Spot, name: str) -> list[str]:
+    """Up to SUGGEST_NAMES names in the walk's folder that look like ``name``."""
     try:
-        with os.scandir(folder) as entries:
+        fd = spot.listing_fd()
+    except OSError:
+        return []
+    try:
+        with os.scandir(fd) as entries:
             names = [e.name for e in itertools.islice(entries, SUGGEST_SCAN_NAMES)]
     except OSError:
         return []
+    finally:
+        os.close(fd)
     return difflib.get_close_matches(name, names, n=SUGGEST_NAMES, cutoff=0.6)
