@@ -25,7 +25,7 @@ async def test_an_unknown_tool_is_a_tool_unknown_result(host: ToolHost) -> None:
         "error": {
             "code": "TOOL_UNKNOWN",
             "message": "There is no tool named 'Patch'; the tools are Read, Glob, Grep, Bash, "
-            "Edit, Write, JobOutput, JobStop, ApplyPatch.",
+            "Edit, Write, JobOutput, JobStop, ApplyPatch, List.",
         }
     }
 

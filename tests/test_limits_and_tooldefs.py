@@ -53,8 +53,9 @@ def test_descriptions_carry_the_numbers_and_scoping_parameters() -> None:
         "JobOutput",
         "JobStop",
         "ApplyPatch",
+        "List",
     ]
-    read, glob, grep, bash, edit, write, job_output, job_stop, apply_patch = (
+    read, glob, grep, bash, edit, write, job_output, job_stop, apply_patch, listing = (
         d["description"] for d in defs.values()
     )
     for phrase in ("`offset`", "`limit`", "1-2000", "48KB / 2000 lines", "2000 characters"):
@@ -107,6 +108,8 @@ def test_descriptions_carry_the_numbers_and_scoping_parameters() -> None:
         "workspace only",
     ):
         assert phrase in apply_patch
+    for phrase in ("`depth`", "1-5, default 2", "default 200, max 1000", "48KB / 2000 lines"):
+        assert phrase in listing
 
 
 def test_a_smaller_search_budget_bounds_the_edit_diff_in_the_description() -> None:
@@ -170,6 +173,7 @@ def test_the_three_formats_render_the_same_definitions() -> None:
         "JobOutput": True,
         "JobStop": False,
         "ApplyPatch": False,
+        "List": True,
     }
 
 
@@ -194,6 +198,7 @@ def test_the_registry_lists_each_tool_once_with_a_runner() -> None:
         "JobOutput",
         "JobStop",
         "ApplyPatch",
+        "List",
     )
     assert [d.name for d in tool_defs()] == list(TOOL_NAMES)
     for spec in SPECS:

@@ -14,6 +14,7 @@ accepts.
 Pieces:
     Args                                     the base of the argument models
     ReadArgs, GlobArgs, GrepArgs, BashArgs   the argument models of the tools that look
+    ListArgs
     EditArgs, EditOne, WriteArgs             and of the tools that change files
     ApplyPatchArgs
     JobOutputArgs, JobSince, JobStopArgs     and of the two that follow background jobs
@@ -64,6 +65,12 @@ class GlobArgs(Args):
     pattern: str = Field(min_length=1, description="Glob, e.g. **/*.ts")
     path: str | None = Field(default=None, description="Folder to search in.")
     limit: int | None = Field(default=None, description="Most paths to return, {range}.")
+
+
+class ListArgs(Args):
+    path: str | None = Field(default=None, description="Folder to list (default: the workspace).")
+    depth: int | None = Field(default=None, description="Levels of subfolders to list, {range}.")
+    limit: int | None = Field(default=None, description="Most entries to return, {range}.")
 
 
 class GrepArgs(Args):

@@ -8,6 +8,7 @@ contract marks with ``?`` are omitted when unset; nullable ones (``exitCode``,
 Pieces:
     ErrorCode, ToolError        the TOOL_… codes and the one exception tools raise
     ReadResult, GlobResult      Read and Glob results
+    ListResult, ListEntry       List's result (CONTRACT section 15)
     GrepContentResult, GrepFilesResult, GrepCountResult   the three Grep variants
     BashResult                  Bash result, with StreamCounts/StreamPair/SpillPaths
     EditResult, WriteResult     Edit and Write results (CONTRACT section 10)
@@ -101,6 +102,22 @@ class ReadResult(WireModel):
 
 class GlobResult(WireModel):
     matches: list[str]
+    count: int
+    truncated: bool
+    notice: str | None = _optional()
+
+
+class ListEntry(WireModel):
+    path: str
+    type: Literal["dir", "file", "link"]
+    # A file's size in bytes; a folder's count of listed entries.
+    size: int | None = _optional()
+    entries: int | None = _optional()
+
+
+class ListResult(WireModel):
+    path: str
+    entries: list[ListEntry]
     count: int
     truncated: bool
     notice: str | None = _optional()

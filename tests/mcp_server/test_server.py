@@ -43,6 +43,7 @@ async def test_tools_list_serves_the_definitions_with_output_schemas(connect: Co
             ("JobOutput", True),
             ("JobStop", False),
             ("ApplyPatch", False),
+            ("List", True),
         ]
         schemas = {t.name: t.output_schema or {} for t in listed.tools}
         for name, counted in (("Edit", "replacements"), ("Write", "bytes")):
@@ -99,7 +100,7 @@ async def test_an_unknown_tool_is_a_tool_unknown_result(connect: Connect) -> Non
         result = await conn.client.call_tool("Patch", {"path": "a.txt"})
         message = (
             "There is no tool named 'Patch'; the tools are Read, Glob, Grep, Bash, Edit, Write, "
-            "JobOutput, JobStop, ApplyPatch."
+            "JobOutput, JobStop, ApplyPatch, List."
         )
         assert result.is_error
         assert result.structured_content == {"error": {"code": "TOOL_UNKNOWN", "message": message}}

@@ -90,6 +90,7 @@ def assert_report(report: dict[str, Any], rel: str) -> None:
         "JobOutput",
         "JobStop",
         "ApplyPatch",
+        "List",
     ]
     calls = report["calls"]
     successes = {name: calls[name]["success"] for name in calls}
@@ -109,6 +110,12 @@ def assert_report(report: dict[str, Any], rel: str) -> None:
         "Write": (True, "TOOL_PATH_NOT_ALLOWED"),
         "JobOutput": (True, "TOOL_JOB_NOT_FOUND"),
         "ApplyPatch": (True, "TOOL_INVALID_ARGUMENT"),
+        "List": (True, "TOOL_INVALID_ARGUMENT"),
+    }
+    assert successes["List"]["structuredContent"]["entries"][0] == {
+        "path": f"{rel}/a.txt",
+        "type": "file",
+        "size": len("hello\nworld\n"),
     }
     assert successes["ApplyPatch"]["structuredContent"]["files"] == [
         {

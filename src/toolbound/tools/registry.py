@@ -40,6 +40,7 @@ from toolbound.arguments import (
     JobOutputArgs,
     JobStopArgs,
     Limited,
+    ListArgs,
     ReadArgs,
     WriteArgs,
     parse_args,
@@ -57,6 +58,7 @@ from toolbound.results import (
     GrepContentResult,
     GrepCountResult,
     GrepFilesResult,
+    ListResult,
     ReadResult,
     ToolError,
     WireModel,
@@ -164,6 +166,22 @@ def _describe_glob(limits: Limits) -> str:
         f"is searched. Returns at most `limit` paths (default {d}, max {m}), newest "
         "modification time first; `truncated` is true when more matched: narrow "
         "`pattern` or `path`."
+    )
+
+
+def _describe_list(limits: Limits) -> str:
+    return (
+        "List a folder's entries (`path`, default: the workspace) and its subfolders' to "
+        f"`depth` levels (1-{limits.list_depth_max}, default {limits.list_depth_default}) as "
+        "a tree: under each folder its subfolders first, then its files and symlinks, by "
+        "name. Each entry has `path`, `type` (dir, file, link), `size` in bytes for a file "
+        "and `entries` (how many it lists) for a folder. Hidden entries and those ignored by "
+        ".gitignore and .ignore are left out as in Glob (a folder holding no listed file is "
+        "not shown); an explicit `path` inside an ignored or hidden folder is listed. Returns "
+        f"at most `limit` entries (default {limits.list_limit_default}, max "
+        f"{limits.list_limit_max}) within {_search_budget(limits)}; `truncated` is true when "
+        "there are more: raise `limit`, lower `depth`, or List a subfolder. Use Glob to find "
+        "files by name."
     )
 
 
@@ -412,6 +430,19 @@ SPECS: tuple[ToolSpec, ...] = (
         module="toolbound.tools.apply_patch",
         describe=_describe_apply_patch,
         read_only=False,
+    ),
+    ToolSpec(
+        name="List",
+        args=ListArgs,
+        results=(ListResult,),
+        module="toolbound.tools.listing",
+        describe=_describe_list,
+        economy=_economy_search,
+        read_only=True,
+        limited=lambda limits: {
+            "depth": Limited(limits.list_depth_default, 1, limits.list_depth_max),
+            "limit": Limited(limits.list_limit_default, 1, limits.list_limit_max),
+        },
     ),
 )
 

@@ -88,6 +88,7 @@ const CALLS = {
     },
     { patch: "not a patch" },
   ],
+  List: [{ path: rel, depth: 1 }, { depth: 9 }],
 };
 
 async function main() {
