@@ -60,6 +60,8 @@ def test_descriptions_carry_the_numbers_and_scoping_parameters() -> None:
     )
     for phrase in ("`offset`", "`limit`", "1-2000", "48KB / 2000 lines", "2000 characters"):
         assert phrase in read
+    for phrase in ("png, jpeg, gif, webp", "1568 px", "1.15 megapixels", "`pages`", "20 pages"):
+        assert phrase in read
     for phrase in ("`pattern`", "`path`", "default 100", "max 1000", "newest"):
         assert phrase in glob
     for phrase in ("`headLimit`", "default 200", "`glob`", "`type`", "`outputMode`", "`offset`"):

@@ -59,6 +59,20 @@ class ReadArgs(Args):
     path: str = Field(min_length=1, description="File to read.")
     offset: int = Field(default=0, ge=0, description="Lines to skip before the window starts.")
     limit: int | None = Field(default=None, description="Lines in the window, {range}.")
+    pages: str | None = Field(
+        default=None, description='PDF pages to read: "N" or "N-M" (a PDF only).'
+    )
+
+    def problem(self) -> str | None:
+        if self.pages is None:
+            return None
+        first, dash, last = self.pages.partition("-")
+        numbers = [first, last] if dash else [first]
+        if not all(n.isascii() and n.isdigit() and int(n) >= 1 for n in numbers) or (
+            dash and int(last) < int(first)
+        ):
+            return f'\'pages\' must be "N" or "N-M" with 1 <= N <= M, not {self.pages!r}'
+        return None
 
 
 class GlobArgs(Args):

@@ -115,6 +115,9 @@ class Limits:
     list_depth_max: int = 5
     list_limit_default: int = 200
     list_limit_max: int = 1000
+    # Read of a PDF (CONTRACT 15): pages shown without `pages`, and the most a call.
+    pdf_pages_default: int = 10
+    pdf_pages_max: int = 20
     # Bash capture retention per stream (CAPTURE_MAX_BYTES / CAPTURE_MAX_LINES):
     # deliberately looser than the result budget, so a spill can be fuller.
     capture_max_bytes: int = 512 * KB

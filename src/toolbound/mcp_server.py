@@ -24,6 +24,7 @@ the server stops. Requests naming none share the server's own session.
 Pieces:
     mcp_tools          the tool definitions as MCP tools, with output schemas
     call_result        result dict -> CallToolResult (a tool error or timeout: isError)
+    content_blocks     result dict -> its content blocks (an image Read: the image first)
     named_session      the toolbound session a sessionless request names
     server_session_id  a fresh id for the server's own session
     run_call           one call: chunks relayed, cancellation -> abort
@@ -85,10 +86,24 @@ def call_result(
     """``structuredContent`` is the result dict, the text block its model text for the
     host's ``profile``; a tool error or a timeout sets ``isError``."""
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=model_text(name, result, profile=profile))],
+        content=content_blocks(name, result, profile=profile),
         structured_content=result,
         is_error=is_error(result),
     )
+
+
+def content_blocks(
+    name: str, result: dict[str, Any], *, profile: Profile = "exact"
+) -> list[types.ContentBlock]:
+    """The content blocks of a result: its model text, after an image Read's image."""
+    blocks: list[types.ContentBlock] = []
+    image = result.get("image") if name == "Read" and "error" not in result else None
+    if isinstance(image, dict):
+        blocks.append(
+            types.ImageContent(type="image", data=image["data"], mimeType=image["mimeType"])
+        )
+    blocks.append(types.TextContent(type="text", text=model_text(name, result, profile=profile)))
+    return blocks
 
 
 # --- sessions -----------------------------------------------------------------

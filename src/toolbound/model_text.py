@@ -8,7 +8,9 @@ adapter renders a result on its own.
 The shapes:
 
 - an error: ``TOOL_CODE: message``;
-- Read: the window's content as it is, then the notice in brackets;
+- Read: the window's content as it is, then the notice in brackets; a PDF's
+  pages the same way; an image one line naming it and its scaling (the image
+  itself goes beside the text where the protocol carries images);
 - Glob: one path a line, then the notice;
 - List: a tree, an entry a line indented two spaces per level below the
   folder listed: a folder as ``name/  (N entries)``, a file as ``name  (N
@@ -92,6 +94,8 @@ def _render(tool: str, result: dict[str, Any]) -> str:
     if tool in JOB_TOOLS or "jobId" in result:
         return _job(result)
     notice = result.get("notice")
+    if tool == "Read" and "image" in result:
+        return _image_line(result)
     if tool == "Read":
         # The content stays byte-faithful; the notice (next offset) follows it.
         return _joined(result["content"], _bracketed(notice))
@@ -109,6 +113,23 @@ def _render(tool: str, result: dict[str, Any]) -> str:
         summary = "\n".join(_patch_summary(entry) for entry in result["files"])
         return _joined(summary, result["diff"], _bracketed(notice))
     return json.dumps(result, ensure_ascii=False)
+
+
+def _image_line(result: dict[str, Any]) -> str:
+    image = result["image"]
+    size, original = (
+        (image["width"], image["height"]),
+        (image["originalWidth"], image["originalHeight"]),
+    )
+    sent = len(image["data"]) * 3 // 4
+    if size == original:
+        how = "sent at full size"
+    else:
+        how = f"scaled down to {size[0]}x{size[1]} to fit 1568 px and 1.15 megapixels"
+    return (
+        f"[Image {result['path']}: {original[0]}x{original[1]}, {how}, as {image['mimeType']} "
+        f"({sent} bytes).]"
+    )
 
 
 def _bracketed(notice: str | None) -> str:

@@ -59,11 +59,14 @@ from toolbound.results import (
     GrepCountResult,
     GrepFilesResult,
     ListResult,
+    ReadImageResult,
+    ReadPdfResult,
     ReadResult,
     ToolError,
     WireModel,
     WriteResult,
 )
+from toolbound.tools.read_media import IMAGE_MAX_EDGE, IMAGE_MAX_PIXELS
 
 
 class Runner(Protocol):
@@ -124,8 +127,13 @@ def _describe_read(limits: Limits) -> str:
         f"longer than {limits.max_line_chars} characters are clipped. Files of any size "
         "are paged, never refused: when `truncated` is true, call again with the "
         "`offset` the notice names. `content` is the file's exact text (no line numbers), "
-        "`totalLines` appears once the window reaches the end of the file. Binary files "
-        "are refused with TOOL_BINARY_CONTENT."
+        "`totalLines` appears once the window reaches the end of the file. An image (png, "
+        f"jpeg, gif, webp) is returned as the image, scaled down to fit {IMAGE_MAX_EDGE} px "
+        f"on its longest side and {IMAGE_MAX_PIXELS / 1e6:g} megapixels. A PDF returns its "
+        f'pages\' text, `--- Page N ---` between them: `pages` ("N" or "N-M", at most '
+        f"{limits.pdf_pages_max} pages; default the first {limits.pdf_pages_default}) within "
+        "the same byte budget; the notice names the next pages and `totalPages` how many there "
+        "are. Other binary files are refused with TOOL_BINARY_CONTENT."
     )
 
 
@@ -344,7 +352,7 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="Read",
         args=ReadArgs,
-        results=(ReadResult,),
+        results=(ReadResult, ReadImageResult, ReadPdfResult),
         module="toolbound.tools.read",
         describe=_describe_read,
         economy=_economy_read,
