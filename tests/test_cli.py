@@ -28,6 +28,7 @@ def test_tools_prints_the_definitions_in_each_format(tmp_path: Path) -> None:
             "JobOutput",
             "JobStop",
             "ApplyPatch",
+            "List",
         ]
         assert all(key in d for d in defs)
 
@@ -90,7 +91,7 @@ def test_text_prints_the_model_text_with_the_same_exit_status(tmp_path: Path) ->
     assert (error.returncode, error.stdout) == (
         1,
         "TOOL_UNKNOWN: There is no tool named 'Nope'; the tools are Read, Glob, Grep, Bash, "
-        "Edit, Write, JobOutput, JobStop, ApplyPatch.\n",
+        "Edit, Write, JobOutput, JobStop, ApplyPatch, List.\n",
     )
     timed_out = run(
         "call", "Bash", '{"command": "sleep 5", "timeout": 1}', "--text", *data, cwd=tmp_path

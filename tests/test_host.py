@@ -25,7 +25,7 @@ async def test_an_unknown_tool_is_a_tool_unknown_result(host: ToolHost) -> None:
         "error": {
             "code": "TOOL_UNKNOWN",
             "message": "There is no tool named 'Patch'; the tools are Read, Glob, Grep, Bash, "
-            "Edit, Write, JobOutput, JobStop, ApplyPatch.",
+            "Edit, Write, JobOutput, JobStop, ApplyPatch, List.",
         }
     }
 
@@ -44,7 +44,7 @@ async def test_an_unknown_tool_is_a_tool_unknown_result(host: ToolHost) -> None:
         (
             "Read",
             {"path": "a", "bogus": 1},
-            "unknown argument 'bogus' (Read takes path, offset, limit)",
+            "unknown argument 'bogus' (Read takes path, offset, limit, pages)",
         ),
         ("Glob", {"pattern": "*", "limit": 1001}, "'limit' must be 1-1000"),
         ("Grep", {"pattern": "x", "outputMode": "lines"}, "'outputMode' input should be"),

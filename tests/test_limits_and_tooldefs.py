@@ -53,11 +53,14 @@ def test_descriptions_carry_the_numbers_and_scoping_parameters() -> None:
         "JobOutput",
         "JobStop",
         "ApplyPatch",
+        "List",
     ]
-    read, glob, grep, bash, edit, write, job_output, job_stop, apply_patch = (
+    read, glob, grep, bash, edit, write, job_output, job_stop, apply_patch, listing = (
         d["description"] for d in defs.values()
     )
     for phrase in ("`offset`", "`limit`", "1-2000", "48KB / 2000 lines", "2000 characters"):
+        assert phrase in read
+    for phrase in ("png, jpeg, gif, webp", "1568 px", "1.15 megapixels", "`pages`", "20 pages"):
         assert phrase in read
     for phrase in ("`pattern`", "`path`", "default 100", "max 1000", "newest"):
         assert phrase in glob
@@ -107,6 +110,8 @@ def test_descriptions_carry_the_numbers_and_scoping_parameters() -> None:
         "workspace only",
     ):
         assert phrase in apply_patch
+    for phrase in ("`depth`", "1-5, default 2", "default 200, max 1000", "48KB / 2000 lines"):
+        assert phrase in listing
 
 
 def test_a_smaller_search_budget_bounds_the_edit_diff_in_the_description() -> None:
@@ -170,6 +175,7 @@ def test_the_three_formats_render_the_same_definitions() -> None:
         "JobOutput": True,
         "JobStop": False,
         "ApplyPatch": False,
+        "List": True,
     }
 
 
@@ -194,6 +200,7 @@ def test_the_registry_lists_each_tool_once_with_a_runner() -> None:
         "JobOutput",
         "JobStop",
         "ApplyPatch",
+        "List",
     )
     assert [d.name for d in tool_defs()] == list(TOOL_NAMES)
     for spec in SPECS:

@@ -14,6 +14,7 @@ accepts.
 Pieces:
     Args                                     the base of the argument models
     ReadArgs, GlobArgs, GrepArgs, BashArgs   the argument models of the tools that look
+    ListArgs
     EditArgs, EditOne, WriteArgs             and of the tools that change files
     ApplyPatchArgs
     JobOutputArgs, JobSince, JobStopArgs     and of the two that follow background jobs
@@ -67,6 +68,20 @@ class ReadArgs(Args):
     path: str = Field(min_length=1, description="File to read.")
     offset: int = Field(default=0, ge=0, description="Lines to skip before the window starts.")
     limit: int | None = Field(default=None, description="Lines in the window, {range}.")
+    pages: str | None = Field(
+        default=None, description='PDF pages to read: "N" or "N-M" (a PDF only).'
+    )
+
+    def problem(self) -> str | None:
+        if self.pages is None:
+            return None
+        first, dash, last = self.pages.partition("-")
+        numbers = [first, last] if dash else [first]
+        if not all(n.isascii() and n.isdigit() and int(n) >= 1 for n in numbers) or (
+            dash and int(last) < int(first)
+        ):
+            return f'\'pages\' must be "N" or "N-M" with 1 <= N <= M, not {self.pages!r}'
+        return None
 
 
 class GlobArgs(Args):
@@ -75,6 +90,12 @@ class GlobArgs(Args):
     pattern: str = Field(min_length=1, description="Glob, e.g. **/*.ts")
     path: str | None = Field(default=None, description="Folder to search in.")
     limit: int | None = Field(default=None, description="Most paths to return, {range}.")
+
+
+class ListArgs(Args):
+    path: str | None = Field(default=None, description="Folder to list (default: the workspace).")
+    depth: int | None = Field(default=None, description="Levels of subfolders to list, {range}.")
+    limit: int | None = Field(default=None, description="Most entries to return, {range}.")
 
 
 class GrepArgs(Args):

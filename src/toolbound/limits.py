@@ -110,6 +110,14 @@ class Limits:
     # Glob entries (limit).
     glob_limit_default: int = 100
     glob_limit_max: int = 1000
+    # List (CONTRACT 15): how deep below the folder, and how many entries.
+    list_depth_default: int = 2
+    list_depth_max: int = 5
+    list_limit_default: int = 200
+    list_limit_max: int = 1000
+    # Read of a PDF (CONTRACT 15): pages shown without `pages`, and the most a call.
+    pdf_pages_default: int = 10
+    pdf_pages_max: int = 20
     # Bash capture retention per stream (CAPTURE_MAX_BYTES / CAPTURE_MAX_LINES):
     # deliberately looser than the result budget, so a spill can be fuller.
     capture_max_bytes: int = 512 * KB

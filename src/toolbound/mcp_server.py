@@ -44,6 +44,7 @@ Pieces:
     client_fit         the fit of a request's client under the server's fit mode
     mcp_tools          the tool definitions as MCP tools (output schemas when structured)
     call_result        result dict -> CallToolResult (a tool error or timeout: isError)
+    content_blocks     result dict -> its content blocks (an image Read: the image first)
     named_session      the name a sessionless request gives its session
     server_session_id  a fresh id for the server's own session
     connection_reader  who gets a result of the shared session: the HTTP connection
@@ -126,10 +127,22 @@ def call_result(
     ``CODE: message`` or the Bash text."""
     text = model_text(name, result, profile=profile, fit=fit)
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)],
+        content=content_blocks(name, result, text),
         structured_content=result if shape == "structured" else None,
         is_error=is_error(result),
     )
+
+
+def content_blocks(name: str, result: dict[str, Any], text: str) -> list[types.ContentBlock]:
+    """The content blocks of a result: its model ``text``, after an image Read's image."""
+    blocks: list[types.ContentBlock] = []
+    image = result.get("image") if name == "Read" and "error" not in result else None
+    if isinstance(image, dict):
+        blocks.append(
+            types.ImageContent(type="image", data=image["data"], mimeType=image["mimeType"])
+        )
+    blocks.append(types.TextContent(type="text", text=text))
+    return blocks
 
 
 def client_fit(ctx: ServerRequestContext[Any], mode: FitMode) -> Fit:

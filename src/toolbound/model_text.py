@@ -8,8 +8,13 @@ adapter renders a result on its own.
 The shapes:
 
 - an error: ``TOOL_CODE: message``;
-- Read: the window's content as it is, then the notice in brackets;
+- Read: the window's content as it is, then the notice in brackets; a PDF's
+  pages the same way; an image one line naming it and its scaling (the image
+  itself goes beside the text where the protocol carries images);
 - Glob: one path a line, then the notice;
+- List: a tree, an entry a line indented two spaces per level below the
+  folder listed: a folder as ``name/  (N entries)``, a file as ``name  (N
+  bytes)``, a link as ``name@``; then the notice;
 - Grep: ripgrep's heading layout, a path once and then its lines, ``12:text``
   for a match and ``12-text`` for a context line, a blank line between files;
   ``path`` a line for ``filesWithMatches`` and ``path:count`` for ``count``;
@@ -73,6 +78,7 @@ JOB_TOOLS = ("JobOutput", "JobStop")
 
 NO_FILES = "No files matched."
 NO_MATCHES = "No matches."
+NO_ENTRIES = "No entries listed."
 NO_JOBS = "No background jobs in this session."
 
 
@@ -101,11 +107,15 @@ def _render(tool: str, result: dict[str, Any]) -> str:
     if tool in JOB_TOOLS or "jobId" in result:
         return _job(result)
     notice = result.get("notice")
+    if tool == "Read" and "image" in result:
+        return _image_line(result)
     if tool == "Read":
         # The content stays byte-faithful; the notice (next offset) follows it.
         return _joined(result["content"], _bracketed(notice))
     if tool == "Glob":
         return _listing(result["matches"], notice, empty=NO_FILES)
+    if tool == "List":
+        return _listing(_tree_lines(result), notice, empty=NO_ENTRIES)
     if tool == "Grep":
         return _grep(result, notice)
     if tool == "Bash":
@@ -116,6 +126,23 @@ def _render(tool: str, result: dict[str, Any]) -> str:
         summary = "\n".join(_patch_summary(entry) for entry in result["files"])
         return _joined(summary, result["diff"], _bracketed(notice))
     return json.dumps(result, ensure_ascii=False)
+
+
+def _image_line(result: dict[str, Any]) -> str:
+    image = result["image"]
+    size, original = (
+        (image["width"], image["height"]),
+        (image["originalWidth"], image["originalHeight"]),
+    )
+    sent = len(image["data"]) * 3 // 4
+    if size == original:
+        how = "sent at full size"
+    else:
+        how = f"scaled down to {size[0]}x{size[1]} to fit 1568 px and 1.15 megapixels"
+    return (
+        f"[Image {result['path']}: {original[0]}x{original[1]}, {how}, as {image['mimeType']} "
+        f"({sent} bytes).]"
+    )
 
 
 def _bracketed(notice: str | None) -> str:
@@ -137,6 +164,23 @@ def _joined(*parts: str) -> str:
 def _listing(lines: Iterable[str], notice: str | None, *, empty: str) -> str:
     body = "\n".join(lines)
     return _joined(body or empty, _bracketed(notice))
+
+
+def _tree_lines(result: dict[str, Any]) -> Iterable[str]:
+    """List's entries as an indented tree (the folder listed is the top)."""
+    base = result["path"]
+    top = 0 if base == "." else base.count("/") + 1
+    for entry in result["entries"]:
+        path = entry["path"]
+        level = path.count("/") - top
+        name = path.rsplit("/", 1)[-1]
+        if entry["type"] == "dir":
+            n = entry.get("entries", 0)
+            yield f"{'  ' * level}{name}/  ({n} {'entry' if n == 1 else 'entries'})"
+        elif entry["type"] == "link":
+            yield f"{'  ' * level}{name}@"
+        else:
+            yield f"{'  ' * level}{name}  ({entry.get('size', 0)} bytes)"
 
 
 def _grep(result: dict[str, Any], notice: str | None) -> str:

@@ -8,6 +8,8 @@ contract marks with ``?`` are omitted when unset; nullable ones (``exitCode``,
 Pieces:
     ErrorCode, ToolError        the TOOL_… codes and the one exception tools raise
     ReadResult, GlobResult      Read and Glob results
+    ReadImageResult, ImageData  Read of an image; ReadPdfResult, Read of a PDF
+    ListResult, ListEntry       List's result (CONTRACT section 15)
     GrepContentResult, GrepFilesResult, GrepCountResult   the three Grep variants
     BashResult                  Bash result, with StreamCounts/StreamPair/SpillPaths
     EditResult, WriteResult     Edit and Write results (CONTRACT section 10)
@@ -100,8 +102,57 @@ class ReadResult(WireModel):
     unchanged: bool | None = _optional()
 
 
+class ImageData(WireModel):
+    mime_type: str
+    # The image's bytes, base64.
+    data: str
+    width: int
+    height: int
+    original_width: int
+    original_height: int
+
+
+class ReadImageResult(WireModel):
+    """Read of an image (CONTRACT 15): scaled to fit, base64."""
+
+    path: str
+    root: Root
+    image: ImageData
+    file_bytes: int
+
+
+class ReadPdfResult(WireModel):
+    """Read of a PDF (CONTRACT 15): the pages' text, ``--- Page N ---`` between them."""
+
+    path: str
+    root: Root
+    content: str
+    # The pages shown ("3" or "1-10"; "" when none).
+    pages: str
+    total_pages: int
+    file_bytes: int
+    truncated: bool
+    notice: str | None = _optional()
+
+
 class GlobResult(WireModel):
     matches: list[str]
+    count: int
+    truncated: bool
+    notice: str | None = _optional()
+
+
+class ListEntry(WireModel):
+    path: str
+    type: Literal["dir", "file", "link"]
+    # A file's size in bytes; a folder's count of listed entries.
+    size: int | None = _optional()
+    entries: int | None = _optional()
+
+
+class ListResult(WireModel):
+    path: str
+    entries: list[ListEntry]
     count: int
     truncated: bool
     notice: str | None = _optional()

@@ -95,6 +95,7 @@ def assert_report(report: dict[str, Any], rel: str, *, structured: bool) -> None
         "JobOutput",
         "JobStop",
         "ApplyPatch",
+        "List",
     ]
     assert report["outputSchemas"] == (9 if structured else 0)
     calls = report["calls"]
@@ -117,6 +118,12 @@ def assert_report(report: dict[str, Any], rel: str, *, structured: bool) -> None
         "Write": (True, "TOOL_PATH_NOT_ALLOWED"),
         "JobOutput": (True, "TOOL_JOB_NOT_FOUND"),
         "ApplyPatch": (True, "TOOL_INVALID_ARGUMENT"),
+        "List": (True, "TOOL_INVALID_ARGUMENT"),
+    }
+    assert successes["List"]["structuredContent"]["entries"][0] == {
+        "path": f"{rel}/a.txt",
+        "type": "file",
+        "size": len("hello\nworld\n"),
     }
     assert successes["JobOutput"]["text"] == "No background jobs in this session."
     if structured:

@@ -413,11 +413,20 @@ def test_a_commit_that_fails_before_renaming_leaves_no_file_and_no_new_folder(
     other = tmp_path / "other.txt"
     other.write_text("o\n")
     new = _File(
-        Resolved(tmp_path / "n1/n2/new.txt", "workspace", "n1/n2/new.txt"), None, None, b"n\n"
+        Resolved(
+            tmp_path / "n1/n2/new.txt",
+            "workspace",
+            "n1/n2/new.txt",
+            tmp_path,
+            ("n1", "n2", "new.txt"),
+        ),
+        None,
+        None,
+        b"n\n",
     )
     # The stat of another file: the check before the renames sees a change.
     changed = _File(
-        Resolved(tmp_path / "kept.txt", "workspace", "kept.txt"),
+        Resolved(tmp_path / "kept.txt", "workspace", "kept.txt", tmp_path, ("kept.txt",)),
         os.stat(other),
         b"kept\n",
         b"changed\n",

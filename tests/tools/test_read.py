@@ -292,12 +292,13 @@ async def test_an_aborted_deep_read_says_so_and_the_next_call_continues(
 async def test_a_binary_extension_is_refused_naming_type_size_and_a_command(
     host: ToolHost, ws: Path
 ) -> None:
-    (ws / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 3000)
-    assert await read(host, "logo.png") == error(
+    # An icon: an image Read does not show (png, jpeg, gif and webp it does).
+    (ws / "logo.ico").write_bytes(b"\x00\x00\x01\x00" + b"\x00" * 3004)
+    assert await read(host, "logo.ico") == error(
         "TOOL_BINARY_CONTENT",
-        "logo.png is binary, not text: likely PNG image, 2.9 KB (3008 bytes) (judged by "
-        "its extension). Read shows text only. Inspect it with Bash instead: `file logo.png` "
-        "or `xxd logo.png | head -n 20`.",
+        "logo.ico is binary, not text: likely image, 2.9 KB (3008 bytes) (judged by "
+        "its extension). Read shows text only. Inspect it with Bash instead: `file logo.ico` "
+        "or `xxd logo.ico | head -n 20`.",
     )
 
 

@@ -13,7 +13,8 @@ then (0 once they are gone).
 A call's figures:
 
 - ``modelTokens``: ``estimate_tokens`` of its model text, the result event's
-  ``text`` (``model_text`` for the call's profile: the text as sent);
+  ``text`` (``model_text`` for the call's profile: the text as sent), plus an
+  image Read's width x height / 750;
 - ``modelBytes``: that text's UTF-8 bytes;
 - ``elidedBytes``: what the tool saw that the model did not (``elided_bytes``);
 - ``spilledBytes``: the sizes of the spill files its result names, measured
@@ -77,12 +78,20 @@ class Measure:
 def measure(tool: str, result: dict[str, Any], text: str) -> Measure:
     """The figures of one call of ``tool`` whose result was ``result``, sent as ``text``."""
     return Measure(
-        model_tokens=estimate_tokens(text),
+        model_tokens=estimate_tokens(text) + _image_tokens(tool, result),
         model_bytes=_utf8_len(text),
         elided_bytes=elided_bytes(tool, result),
         spilled_bytes=spilled_bytes(result),
         reread_avoided=tool == "Read" and result.get("unchanged") is True,
     )
+
+
+def _image_tokens(tool: str, result: dict[str, Any]) -> int:
+    """An image Read sends beside its text: width x height / 750 tokens (CONTRACT 15)."""
+    image = result.get("image") if tool == "Read" else None
+    if not isinstance(image, dict):
+        return 0
+    return -(-int(image["width"]) * int(image["height"]) // 750)
 
 
 def elided_bytes(tool: str, result: dict[str, Any]) -> int:

@@ -13,11 +13,16 @@ CONTRACT section 15. The stages:
    existing file replaced whole (Add File over it, or Move to onto it) must
    have been seen, as with Write (``TOOL_NOT_READ``). Any refusal here leaves
    every file as it was.
-3. Commit (``_commit``, the only function that writes): every new content is
-   written to a temporary file beside its target and flushed; then every file
-   is checked to be as it was read (else ``TOOL_FILE_CHANGED`` and the
-   temporaries go); then the temporaries are renamed over their targets and
-   deleted files removed. A failure before the renames changes nothing.
+3. Commit (``_commit``, the only function that writes): every file is
+   reached again from the workspace's descriptor (``Resolved.walk``, no
+   symlink followed: ``toolbound.fsroot``), its missing folders made at that
+   descriptor, its new content written to a temporary file opened in the
+   file's folder descriptor and flushed; then every file is checked to be as
+   it was read (else ``TOOL_FILE_CHANGED`` and the temporaries go); then the
+   temporaries are renamed over their targets (``renameat``) and deleted files
+   removed (``unlinkat``), each at its folder's descriptor, so a folder swapped
+   for a symlink meanwhile cannot lead a write outside. A failure before the
+   renames changes nothing: the temporaries and the folders made go.
 4. Record what was written (a later Edit needs no Read), forget what was
    deleted, and build the result: each file's action and how its chunks
    matched, and one unified diff within the search budget.
@@ -40,12 +45,13 @@ from typing import Final, Literal
 from toolbound.arguments import ApplyPatchArgs
 from toolbound.bounds.binary import sniff_binary
 from toolbound.context import ToolContext
-from toolbound.edit.atomic import make_parents, sweep_temp_files, temp_name, write_all
+from toolbound.edit.atomic import sweep_temp_files, temp_name, write_all
 from toolbound.edit.core import _open_existing, _unchanged_since, _write_error
 from toolbound.edit.diff import Hunk, render_diff, write_hunks
 from toolbound.edit.patch import AddFile, DeleteFile, UpdateFile, apply_chunks, parse_patch
 from toolbound.edit.record import content_digest
 from toolbound.edit.target import resolve_target
+from toolbound.fsroot import Spot, reach_fd
 from toolbound.limits import Budget
 from toolbound.paths import Resolved
 from toolbound.results import (
@@ -104,7 +110,8 @@ class _Plan:
         data: bytes | None = None
         st: os.stat_result | None = None
         try:
-            opened = _open_existing(target, TOOL)
+            with target.walk() as spot:
+                opened = _open_existing(spot, target, TOOL)
             if opened is not None:
                 fd, st = opened
                 try:
@@ -254,12 +261,13 @@ def _refuse_binary(target: Resolved, data: bytes, ctx: ToolContext) -> None:
         )
 
 
-def _stage(real: Path, data: bytes, like: os.stat_result | None) -> Path:
-    """``data`` in a flushed temporary file beside ``real``, with its mode; the file's path."""
-    folder = real.parent
-    sweep_temp_files(folder, real.name)
-    tmp = folder / temp_name(real.name)
-    fd = os.open(tmp, _TEMP_FLAGS, 0o600 if like is not None else _NEW_FILE_MODE)
+def _stage(spot: Spot, data: bytes, like: os.stat_result | None) -> str:
+    """``data`` in a flushed temporary file in the spot's folder, with the mode of
+    ``like``; the temporary's name in that folder."""
+    sweep_temp_files(Path(*spot.parts), spot.name, dir_fd=spot.dir_fd)
+    tmp = temp_name(spot.name)
+    mode = 0o600 if like is not None else _NEW_FILE_MODE
+    fd = os.open(tmp, _TEMP_FLAGS, mode, dir_fd=spot.dir_fd)
     try:
         write_all(fd, data)
         if like is not None:
@@ -271,70 +279,116 @@ def _stage(real: Path, data: bytes, like: os.stat_result | None) -> Path:
     except BaseException:
         os.close(fd)
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=spot.dir_fd)
         raise
     os.close(fd)
     return tmp
 
 
-def _fsync_folder(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+def _fsync_folder(spot: Spot) -> None:
+    fd = spot.listing_fd()
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
 
 
-def _missing_folders(folder: Path) -> list[Path]:
-    """``folder`` and its parents that do not exist yet, outermost first."""
-    missing: list[Path] = []
-    while not folder.exists() and folder != folder.parent:
-        missing.append(folder)
-        folder = folder.parent
-    return missing[::-1]
+@dataclass(slots=True)
+class _Made:
+    """Folders a commit made: ``names`` below the folder ``base_fd`` (owned), outermost first."""
+
+    base_fd: int
+    names: tuple[str, ...]
+
+    def remove(self) -> None:
+        """Remove them again (if still empty), innermost first, each at its parent's
+        descriptor reached through no symlink; then close ``base_fd``."""
+        try:
+            for depth in range(len(self.names) - 1, -1, -1):
+                parent = self.base_fd
+                if depth:
+                    parent = reach_fd(self.base_fd, os.fsencode("/".join(self.names[:depth])))
+                    if parent < 0:
+                        continue
+                try:
+                    with contextlib.suppress(OSError):
+                        os.rmdir(self.names[depth], dir_fd=parent)
+                finally:
+                    if parent != self.base_fd:
+                        os.close(parent)
+        finally:
+            os.close(self.base_fd)
+
+
+def _make_parents(spot: Spot) -> _Made | None:
+    """The spot's missing folders made (``Spot.make_parents``); what to remove on failure."""
+    if len(spot.rest) <= 1:
+        return None
+    made = _Made(os.dup(spot.dir_fd), spot.rest[:-1])
+    try:
+        spot.make_parents()
+    except BaseException:
+        made.remove()
+        raise
+    return made
+
+
+def _gone(target: Resolved) -> ToolError:
+    return ToolError(
+        ErrorCode.FILE_CHANGED,
+        f"{target.shown} or its folder was removed or replaced while the {TOOL} was being "
+        f"written: another process changed it. Nothing was written; Read it again, then "
+        f"repeat the {TOOL}.",
+    )
 
 
 def _commit(files: Sequence[_File]) -> None:
     """Write the planned files: stage all, check none changed meanwhile, rename all, delete.
 
-    The one place ApplyPatch writes. Until the first rename nothing is
-    changed: any failure removes the temporaries and the folders made for them.
+    The one place ApplyPatch writes, every step at the descriptor of the
+    file's folder. Until the first rename nothing is changed: any failure
+    removes the temporaries and the folders made for them.
     """
-    staged: list[tuple[_File, Path]] = []
-    made: list[Path] = []
+    spots: list[Spot] = []
+    staged: list[tuple[Spot, str]] = []
+    made: list[_Made] = []
     renamed = False
     try:
+        reached: list[tuple[_File, Spot]] = []
         for state in files:
+            spot = state.target.walk()
+            spots.append(spot)
+            reached.append((state, spot))
             if state.new is None:
                 continue
-            if state.st is None:
-                missing = _missing_folders(state.target.real.parent)
-                make_parents(state.target.real.parent)
-                made += missing
-            staged.append((state, _stage(state.target.real, state.new, state.st)))
-        for state in files:
-            _unchanged_since(state.target, state.st, TOOL)()
-        folders: set[Path] = set()
+            if state.st is None and (folders := _make_parents(spot)) is not None:
+                made.append(folders)
+            staged.append((spot, _stage(spot, state.new, state.st)))
+        for state, spot in reached:
+            if len(spot.rest) != 1:
+                raise _gone(state.target)
+            _unchanged_since(spot, state.target, state.st, TOOL)()
         renamed = True
         while staged:
-            state, tmp = staged[0]
-            os.replace(tmp, state.target.real)
+            spot, tmp = staged[0]
+            os.replace(tmp, spot.name, src_dir_fd=spot.dir_fd, dst_dir_fd=spot.dir_fd)
             staged.pop(0)
-            folders.add(state.target.real.parent)
-        for state in files:
+        for state, spot in reached:
             if state.new is None and state.old is not None:
-                os.unlink(state.target.real)
-                folders.add(state.target.real.parent)
-        for folder in folders:
-            _fsync_folder(folder)
+                os.unlink(spot.name, dir_fd=spot.dir_fd)
+        for spot in spots:
+            _fsync_folder(spot)
     finally:
-        for _, tmp in staged:
+        for spot, tmp in staged:
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-        if not renamed:
-            for folder in reversed(made):
-                with contextlib.suppress(OSError):
-                    os.rmdir(folder)
+                os.unlink(tmp, dir_fd=spot.dir_fd)
+        for folders in reversed(made):
+            if renamed:
+                os.close(folders.base_fd)
+            else:
+                folders.remove()
+        for spot in spots:
+            spot.close()
 
 
 def _bounded(

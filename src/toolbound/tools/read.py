@@ -5,7 +5,8 @@ walk to the path from its root's folder descriptor (``Roots.locate``; the
 file is then opened at its folder's descriptor, so no symlink swapped in on
 the way can lead the open outside the roots) -> stat it and refuse what is
 not a regular file (before anything is opened, so a FIFO with no writer
-cannot block) -> open it non-blocking and check it is still that file -> refuse binary content
+cannot block) -> open it non-blocking and check it is still that file -> an
+image or a PDF goes to ``read_media`` (CONTRACT 15) -> refuse other binary content
 -> locate the window's first line with the file's line index -> build the
 page from the lines that follow -> the result and its notice.
 
@@ -71,8 +72,9 @@ from toolbound.model_text import Profile
 from toolbound.paths import OsErrorKind, Resolved, Roots, os_error
 from toolbound.results import ErrorCode, ReadResult, ToolError
 from toolbound.shrink import budget_for
-from toolbound.tools import ToolContext
+from toolbound.tools import ToolContext, read_media
 from toolbound.tools.lineindex import INDEXES, FileKey, ScanStopped
+from toolbound.tools.read_media import MediaResult
 
 # The page reads this much at a time; a window is at most 48 KB of text, so one
 # or two reads cover it unless lines are clipped.
@@ -84,7 +86,7 @@ SUGGEST_NAMES = 3
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-async def run(args: ReadArgs, ctx: ToolContext) -> ReadResult:
+async def run(args: ReadArgs, ctx: ToolContext) -> ReadResult | MediaResult:
     """Read the window ``args.offset .. +limit`` of ``args.path`` (CONTRACT section 4)."""
     window = window_for(args, ctx)
     result = await asyncio.to_thread(
@@ -93,6 +95,7 @@ async def run(args: ReadArgs, ctx: ToolContext) -> ReadResult:
         args.path,
         offset=args.offset,
         limit=window.lines,
+        pages=args.pages,
         limits=ctx.limits,
         stop=ctx.abort.is_set,
         record=ctx.record,
@@ -100,7 +103,7 @@ async def run(args: ReadArgs, ctx: ToolContext) -> ReadResult:
         budget=window.budget,
         profile=ctx.profile,
     )
-    if window.notice is None or not result.truncated:
+    if window.notice is None or not isinstance(result, ReadResult) or not result.truncated:
         return result  # a budget that cut nothing needs no word
     said = notices.join([s for s in (result.notice, window.notice) if s])
     return result.model_copy(update={"notice": said})
@@ -171,8 +174,12 @@ def read_window(
     call_id: str = "",
     budget: Budget | None = None,
     profile: Profile = "exact",
-) -> ReadResult:
+    pages: str | None = None,
+) -> ReadResult | MediaResult:
     """The blocking body of Read: resolve, stat, open, sniff, locate, page.
+
+    An image or a PDF is read by ``read_media`` (``pages`` picks a PDF's pages);
+    every other file gives a ReadResult.
 
     ``stop`` is polled while a long scan counts lines (the call's abort).
     ``record``, when given, learns the window returned (call ``call_id``);
@@ -189,6 +196,9 @@ def read_window(
         fd = _open(located.spot, target, before)
     try:
         st = os.fstat(fd)
+        media = _media(fd, target, st, pages, window, stop)
+        if media is not None:
+            return media
         _refuse_binary(fd, target, st, limits)
         result, seen = _page(
             fd, target, FileKey.of(st), offset=offset, limit=limit, limits=window, stop=stop
@@ -334,6 +344,32 @@ def _changed(target: Resolved) -> ToolError:
         ErrorCode.NOT_FOUND,
         f"{target.shown} was replaced while it was being opened; call Read again.",
     )
+
+
+def _media(
+    fd: int,
+    target: Resolved,
+    st: os.stat_result,
+    pages: str | None,
+    limits: Limits,
+    stop: Callable[[], bool],
+) -> MediaResult | None:
+    """An image or a PDF, read by ``read_media``; None for any other file (``pages``
+    given for one is refused)."""
+    kind = read_media.media_kind(os.pread(fd, 16, 0))
+    if kind == read_media.PDF:
+        return read_media.read_pdf(
+            fd, target, st, pages=pages, limits=limits, budget=limits.search, stop=stop
+        )
+    if pages is not None:
+        raise ToolError(
+            ErrorCode.INVALID_ARGUMENT,
+            f"'pages' is for a PDF and {target.shown} is not one; leave `pages` out "
+            "(`offset` and `limit` page a text file).",
+        )
+    if kind is not None:
+        return read_media.read_image(fd, target, st, kind)
+    return None
 
 
 def _refuse_binary(fd: int, target: Resolved, st: os.stat_result, limits: Limits) -> None:

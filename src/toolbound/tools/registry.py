@@ -40,6 +40,7 @@ from toolbound.arguments import (
     JobOutputArgs,
     JobStopArgs,
     Limited,
+    ListArgs,
     ReadArgs,
     WriteArgs,
     parse_args,
@@ -57,11 +58,15 @@ from toolbound.results import (
     GrepContentResult,
     GrepCountResult,
     GrepFilesResult,
+    ListResult,
+    ReadImageResult,
+    ReadPdfResult,
     ReadResult,
     ToolError,
     WireModel,
     WriteResult,
 )
+from toolbound.tools.read_media import IMAGE_MAX_EDGE, IMAGE_MAX_PIXELS
 
 
 class Runner(Protocol):
@@ -122,8 +127,13 @@ def _describe_read(limits: Limits) -> str:
         f"longer than {limits.max_line_chars} characters are clipped. Files of any size "
         "are paged, never refused: when `truncated` is true, call again with the "
         "`offset` the notice names. `content` is the file's exact text (no line numbers), "
-        "`totalLines` appears once the window reaches the end of the file. Binary files "
-        "are refused with TOOL_BINARY_CONTENT."
+        "`totalLines` appears once the window reaches the end of the file. An image (png, "
+        f"jpeg, gif, webp) is returned as the image, scaled down to fit {IMAGE_MAX_EDGE} px "
+        f"on its longest side and {IMAGE_MAX_PIXELS / 1e6:g} megapixels. A PDF returns its "
+        f'pages\' text, `--- Page N ---` between them: `pages` ("N" or "N-M", at most '
+        f"{limits.pdf_pages_max} pages; default the first {limits.pdf_pages_default}) within "
+        "the same byte budget; the notice names the next pages and `totalPages` how many there "
+        "are. Other binary files are refused with TOOL_BINARY_CONTENT."
     )
 
 
@@ -166,6 +176,22 @@ def _describe_glob(limits: Limits) -> str:
         f"Returns at most `limit` paths (default {d}, max {m}), newest "
         "modification time first; `truncated` is true when more matched: narrow "
         "`pattern` or `path`."
+    )
+
+
+def _describe_list(limits: Limits) -> str:
+    return (
+        "List a folder's entries (`path`, default: the workspace) and its subfolders' to "
+        f"`depth` levels (1-{limits.list_depth_max}, default {limits.list_depth_default}) as "
+        "a tree: under each folder its subfolders first, then its files and symlinks, by "
+        "name. Each entry has `path`, `type` (dir, file, link), `size` in bytes for a file "
+        "and `entries` (how many it lists) for a folder. Hidden entries and those ignored by "
+        ".gitignore and .ignore are left out as in Glob (a folder holding no listed file is "
+        "not shown); an explicit `path` inside an ignored or hidden folder is listed. Returns "
+        f"at most `limit` entries (default {limits.list_limit_default}, max "
+        f"{limits.list_limit_max}) within {_search_budget(limits)}; `truncated` is true when "
+        "there are more: raise `limit`, lower `depth`, or List a subfolder. Use Glob to find "
+        "files by name."
     )
 
 
@@ -330,7 +356,7 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="Read",
         args=ReadArgs,
-        results=(ReadResult,),
+        results=(ReadResult, ReadImageResult, ReadPdfResult),
         module="toolbound.tools.read",
         describe=_describe_read,
         economy=_economy_read,
@@ -416,6 +442,19 @@ SPECS: tuple[ToolSpec, ...] = (
         module="toolbound.tools.apply_patch",
         describe=_describe_apply_patch,
         read_only=False,
+    ),
+    ToolSpec(
+        name="List",
+        args=ListArgs,
+        results=(ListResult,),
+        module="toolbound.tools.listing",
+        describe=_describe_list,
+        economy=_economy_search,
+        read_only=True,
+        limited=lambda limits: {
+            "depth": Limited(limits.list_depth_default, 1, limits.list_depth_max),
+            "limit": Limited(limits.list_limit_default, 1, limits.list_limit_max),
+        },
     ),
 )
 

@@ -93,6 +93,7 @@ const CALLS = {
     },
     { patch: "not a patch" },
   ],
+  List: [{ path: rel, depth: 1 }, { depth: 9 }],
 };
 
 async function main() {
