@@ -364,12 +364,8 @@ def opencode_config(model_url: str, servers: list[McpEntry], builtin: bool) -> d
         "small_model": "scripted/scripted",
         "mcp": {} if builtin else mcp,
         "tools": {} if builtin else {name: False for name in OPENCODE_BUILTINS},
-        "permission": {
-            "edit": "allow",
-            "bash": "allow",
-            "webfetch": "allow",
-            "external_directory": "allow",
-        },
+        # A permission entry would put back a tool turned off above (permission wins).
+        "permission": {"edit": "allow", "bash": "allow"} if builtin else {},
         "autoupdate": False,
         "share": "disabled",
     }
@@ -390,6 +386,9 @@ def _opencode(
         OPENCODE_DISABLE_SHARE="1",
         OPENCODE_DISABLE_CLAUDE_CODE="1",
         OPENCODE_DISABLE_PROJECT_CONFIG="1",
+        # opencode installs @opencode-ai/plugin into its config dir in the background
+        # at start; offline, that install fails at once and nothing is downloaded.
+        npm_config_offline="true",
     )
     argv = [
         str(BIN / "opencode"),
