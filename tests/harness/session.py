@@ -125,10 +125,11 @@ Check = Callable[[Delivered, "Recorded"], "str | None"]
 
 @dataclass(frozen=True)
 class Recorded:
-    """What toolbound recorded of one call: its result dict and its own model texts."""
+    """What toolbound recorded of one call: its result, its model text, its ledger bytes."""
 
     result: dict[str, object]
     texts: tuple[str, ...]
+    model_bytes: int | None
 
 
 def _has(needle: str, what: str) -> Check:
@@ -155,6 +156,16 @@ def whole_text(d: Delivered, r: Recorded) -> str | None:
     return (
         f"the model got {len(d.text)} chars, not toolbound's text of {len(want)}: {d.text[:300]!r}"
     )
+
+
+def kept_whole(d: Delivered, r: Recorded) -> str | None:
+    """The model got as many bytes as toolbound's text has (its ledger's modelBytes)."""
+    got = len(d.text.encode())
+    if r.model_bytes is None:
+        return "toolbound's ledger has no modelBytes for the call"
+    if got == r.model_bytes:
+        return None
+    return f"the model got {got} bytes of toolbound's {r.model_bytes}: {d.text[:200]!r}"
 
 
 def next_offset(d: Delivered, r: Recorded) -> str | None:
@@ -224,3 +235,6 @@ CHECKS: dict[str, dict[str, Check]] = {
     "tool_error": {"flagged": flagged, "once": error_once, "whole_text": whole_text},
     "timeout": {"outcome": _has("timed out", "the timeout"), "whole_text": whole_text},
 }
+# Every result reaches the model as long as toolbound made it: the harness cut nothing.
+for _checks in CHECKS.values():
+    _checks["kept_whole"] = kept_whole

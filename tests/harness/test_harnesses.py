@@ -78,8 +78,8 @@ def _toolbound_argv(workspace: Path, data_dir: Path, *transport: str) -> list[st
     ]
 
 
-def _recorded_calls(data_dir: Path) -> list[tuple[str, dict[str, Any]]]:
-    """(tool, result) of every call toolbound recorded in ``data_dir``, in start order."""
+def _recorded_calls(data_dir: Path) -> list[tuple[str, dict[str, Any], int | None]]:
+    """(tool, result, ledger modelBytes) of every call toolbound recorded, in start order."""
 
     def cli(*args: str) -> Any:
         done = subprocess.run(
@@ -91,12 +91,15 @@ def _recorded_calls(data_dir: Path) -> list[tuple[str, dict[str, Any]]]:
         )
         return json.loads(done.stdout)
 
-    calls = []
+    calls, model_bytes = [], {}
     for info in cli("list")["sessions"]:
         if info["toolCalls"]:
             calls += cli("show", info["id"])["toolCalls"]
+            model_bytes.update(
+                {c["toolCallId"]: c["modelBytes"] for c in cli("ledger", info["id"])["calls"]}
+            )
     calls.sort(key=lambda c: float(c["startedAt"]))
-    return [(c["tool"], c["result"]) for c in calls]
+    return [(c["tool"], c["result"], model_bytes.get(c["toolCallId"])) for c in calls]
 
 
 def _run(harness: harnesses.Harness, transport: str, root: Path) -> Session:
@@ -132,7 +135,8 @@ def _run(harness: harnesses.Harness, transport: str, root: Path) -> Session:
     recorded: list[Recorded | None] = []
     for i, step in enumerate(SCRIPT):
         if i < len(calls) and calls[i][0] == step.tool:
-            recorded.append(Recorded(calls[i][1], (model_text(step.tool, calls[i][1]),)))
+            tool, result, model_bytes = calls[i]
+            recorded.append(Recorded(result, (model_text(tool, result),), model_bytes))
         else:
             recorded.append(None)
     if process is not None and process.returncode != 0 and not failure:
