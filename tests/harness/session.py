@@ -90,7 +90,10 @@ class Delivered:
     is_error: bool | None
 
 
-_CLAUDE_REMINDER = re.compile(r"\n*<system-reminder>.*?</system-reminder>\s*$", re.DOTALL)
+# Claude Code appends "<system-reminder>...</system-reminder>" to every tool result,
+# after one newline (two after an error).
+_CLAUDE_REMINDER = re.compile(r"\n<system-reminder>.*?</system-reminder>\s*$", re.DOTALL)
+_CLAUDE_ERROR_REMINDER = re.compile(r"\n\n<system-reminder>.*?</system-reminder>\s*$", re.DOTALL)
 _CODEX_HEADER = re.compile(r"^(?:Exit code: \d+\n)?Wall time: [\d.]+ seconds\n(?:Output:\n?)?")
 _GEMINI_ERROR = re.compile(
     r"^MCP tool '[^']+' reported tool error for function call: .*? with response: (.*)$", re.DOTALL
@@ -101,7 +104,7 @@ def unwrap(api: str, result: ToolResult) -> Delivered:
     """The result's text without the harness's own framing (which is kept in ``raw``)."""
     text = result.text
     if api == "anthropic":
-        text = _CLAUDE_REMINDER.sub("", text)
+        text = (_CLAUDE_ERROR_REMINDER if result.is_error else _CLAUDE_REMINDER).sub("", text)
     elif api == "responses":
         text = _CODEX_HEADER.sub("", text, count=1)
     elif api == "gemini":
