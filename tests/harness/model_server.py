@@ -22,6 +22,7 @@ Every request (path and JSON body) is kept in ``ModelServer.requests``.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import threading
@@ -52,7 +53,9 @@ class ToolResult:
 
 
 @dataclass
-class Recorded:
+class Request:
+    """One request the server got: which API, its path, its JSON body."""
+
     api: str
     path: str
     body: dict[str, Any]
@@ -180,7 +183,7 @@ class ModelServer:
 
     def __init__(self, script: list[Step]) -> None:
         self.script = script
-        self.requests: list[Recorded] = []
+        self.requests: list[Request] = []
         self._lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"owner": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -201,9 +204,9 @@ class ModelServer:
 
     def record(self, api: str, path: str, body: dict[str, Any]) -> None:
         with self._lock:
-            self.requests.append(Recorded(api, path, body))
+            self.requests.append(Request(api, path, body))
 
-    def turns(self) -> list[Recorded]:
+    def turns(self) -> list[Request]:
         """The recorded requests that offered tools (the agent loop's turns)."""
         return [r for r in self.requests if offered_tools(r.api, r.body)]
 
@@ -238,12 +241,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _body(self) -> dict[str, Any]:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        if (
-            self.headers.get("Content-Encoding") == "zstd"
-            or self.headers.get("Content-Encoding") == "gzip"
-        ):
-            import gzip
-
+        if self.headers.get("Content-Encoding") == "gzip":
             raw = gzip.decompress(raw)
         try:
             parsed = json.loads(raw or b"{}")
