@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from toolbound.fit import FitMode, fit_mode
 from toolbound.limits import DEFAULT_LIMITS
 from toolbound.model_text import PROFILES, profile_named
 from toolbound.results import ToolError, is_error
@@ -80,12 +81,12 @@ def _add_sandbox(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_profile(p: argparse.ArgumentParser) -> None:
+def _add_profile(p: argparse.ArgumentParser, *, default: str = "exact") -> None:
     p.add_argument(
         "--profile",
         choices=list(PROFILES),
-        default="exact",
-        help="the result profile: exact (the seed's budgets, default) or economy "
+        default=default,
+        help=f"the result profile (default {default}): exact (the seed's budgets) or economy "
         "(the same facts in less of the context)",
     )
     p.add_argument(
@@ -106,6 +107,13 @@ def _tokens(text: str) -> int:
     if tokens < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of tokens")
     return tokens
+
+
+def _fit(text: str) -> FitMode:
+    try:
+        return fit_mode(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _add_store(p: argparse.ArgumentParser) -> None:
@@ -158,8 +166,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_places(serve)
     _add_sandbox(serve)
-    _add_profile(serve)
+    # Economy: the seed's budgets exceed what harnesses take in one result (README).
+    _add_profile(serve, default="economy")
     _add_store(serve)
+    serve.add_argument(
+        "--fit",
+        type=_fit,
+        default="auto",
+        metavar="auto|off|BYTES",
+        help="keep each result's whole text within its client's per-result cap, cutting it "
+        "here with markers so the harness never does: auto (default) knows the client from "
+        "initialize's clientInfo; off applies none; a number of bytes caps it for any client",
+    )
+    serve.add_argument(
+        "--structured",
+        action="store_true",
+        help="results in the 0.2 shape for programmatic clients: the result as "
+        "structuredContent beside the text, and output schemas (default: the text only, "
+        "which is what every harness's model should read)",
+    )
 
     web = sub.add_parser(
         "web", help=f"serve the web view alone, over the store (default {DEFAULT_HTTP})"
@@ -384,8 +409,10 @@ def _serve(ns: argparse.Namespace, *, web_only: bool = False) -> int:
         token=os.environ.get(TOKEN_ENV) or None,
         sandbox=getattr(ns, "sandbox", "off"),
         network=getattr(ns, "network", True),
-        profile=profile_named(getattr(ns, "profile", "exact")),
+        profile=profile_named(getattr(ns, "profile", "economy")),
         context_window=getattr(ns, "context_window", None),
+        shape="structured" if getattr(ns, "structured", False) else "text",
+        fit=getattr(ns, "fit", "auto"),
     )
     try:
         if web_only and http is not None:

@@ -5,7 +5,7 @@ It sits below the tools and the search machinery, so a helper such as
 
 Pieces:
     ToolContext  limits, roots, scratch, the call's id, emit, abort, sandbox, read record,
-                 profile, context gauge, jobs
+                 profile, context gauge, the client's fit, jobs
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from toolbound.edit.record import ReadRecord
 from toolbound.exec.sandbox import UNCONFINED, SandboxPolicy
+from toolbound.fit import NO_FIT, Fit
 from toolbound.gauge import ContextGauge
 from toolbound.limits import Limits
 from toolbound.model_text import Profile
@@ -39,7 +40,9 @@ class ToolContext:
     ``record`` is the session's record of what was Read and written (one per
     host): Read adds its windows, Edit and Write check and update it.
     ``profile`` is the result profile in force (CONTRACT section 8) and
-    ``gauge`` how full the model's context is (one per host).
+    ``gauge`` how full the model's context is (one per host). ``fit`` is the
+    client's per-result cap for this call (``toolbound.fit``); with the
+    profile and the gauge it makes the call's budgets (``shrink.budget_for``).
     ``jobs`` is the host's background jobs (None outside a host).
     """
 
@@ -53,4 +56,5 @@ class ToolContext:
     record: ReadRecord = field(default_factory=ReadRecord)
     profile: Profile = "exact"
     gauge: ContextGauge = field(default_factory=ContextGauge)
+    fit: Fit = NO_FIT
     jobs: JobTable | None = None

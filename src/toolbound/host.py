@@ -37,6 +37,7 @@ from toolbound.edit import ReadRecord
 from toolbound.exec.abort import Abort
 from toolbound.exec.sandbox import SandboxPolicy
 from toolbound.exec.shield import wait_stopped
+from toolbound.fit import NO_FIT, Fit
 from toolbound.gauge import ContextGauge
 from toolbound.jobs.table import JobTable
 from toolbound.limits import DEFAULT_LIMITS, Limits
@@ -137,7 +138,13 @@ class _EventSink:
         tool_call_id = self._call.tool_call_id
         return self._emit(
             lambda seq: ResultEvent.of(
-                self._call.tool, tool_call_id, seq, result, profile=self._call.profile, wire=True
+                self._call.tool,
+                tool_call_id,
+                seq,
+                result,
+                profile=self._call.profile,
+                fit=self._call.fit,
+                wire=True,
             ),
             queue=False,
             last=True,
@@ -399,9 +406,14 @@ class ToolHost:
         return result
 
     async def stream(
-        self, name: str, args: object, *, tool_call_id: str | None = None
+        self, name: str, args: object, *, tool_call_id: str | None = None, fit: Fit = NO_FIT
     ) -> AsyncIterator[dict[str, Any]]:
-        """Yield a call's chunk events in ``seq`` order, then its result event."""
+        """Yield a call's chunk events in ``seq`` order, then its result event.
+
+        ``fit`` is the per-result cap of the client the result goes to
+        (``toolbound.fit``): the call's budgets shrink to it and its text is kept
+        within it.
+        """
         call = CallStart(
             session_id=self.session_id,
             # 16 random hex digits: os.urandom is 0.45 us against uuid4's 3.6 (timeit).
@@ -409,6 +421,7 @@ class ToolHost:
             tool=name,
             args=args,
             profile=self.profile,
+            fit=fit,
         )
         store = self._store
         if self.profile == "economy" and self.gauge.window and not self.gauge.reported and store:
@@ -427,6 +440,7 @@ class ToolHost:
             record=self.read_record,
             profile=self.profile,
             gauge=self.gauge,
+            fit=fit,
             jobs=self.jobs,
         )
         for listener in listeners:

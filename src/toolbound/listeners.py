@@ -51,6 +51,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from toolbound.fit import NO_FIT, Fit
 from toolbound.model_text import Profile
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,8 @@ class CallStart:
     args: object
     # The result profile the call ran under: its result event's text is rendered for it.
     profile: Profile = "exact"
+    # The client's per-result cap the text is kept within (toolbound.fit), and whose.
+    fit: Fit = NO_FIT
 
 
 class CallListener:

@@ -32,9 +32,14 @@ The shapes:
   ``Created src/a.py (123 bytes).`` or ``Wrote …``), then the unified diff
   as it is, then the notice in brackets.
 
+With a fit (``toolbound.fit``: the client's per-result cap, CONTRACT section
+14) the whole text is kept within the cap by the last guard,
+``bounds.whole.within``: the tools cut to budgets shrunk to the cap already,
+so the guard cuts only what their markers and notices add, and says so.
+
 Pieces:
     Profile      the result profiles a text is rendered for; profile_named checks a name
-    model_text   tool name + result dict -> the model's text
+    model_text   tool name + result dict (+ fit) -> the model's text
 """
 
 from __future__ import annotations
@@ -42,6 +47,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from typing import Any, Literal
+
+from toolbound.bounds.whole import within
+from toolbound.fit import NO_FIT, Fit
 
 # ``exact`` is the seed's table; ``economy`` (opt-in) spends less of the
 # context for the same facts (CONTRACT section 8).
@@ -65,8 +73,10 @@ NO_MATCHES = "No matches."
 NO_JOBS = "No background jobs in this session."
 
 
-def model_text(tool: str, result: dict[str, Any], *, profile: Profile = "exact") -> str:
-    """The text the model reads for ``result``, a result dict of ``tool``.
+def model_text(
+    tool: str, result: dict[str, Any], *, profile: Profile = "exact", fit: Fit = NO_FIT
+) -> str:
+    """The text the model reads for ``result``, a result dict of ``tool``, within ``fit``.
 
     A dict that is not one of the tool's result shapes (an unknown tool's, or
     a stored row from another version) reads as its JSON, never an exception.
@@ -74,9 +84,12 @@ def model_text(tool: str, result: dict[str, Any], *, profile: Profile = "exact")
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; the profiles are {', '.join(PROFILES)}")
     try:
-        return _render(tool, result)
+        text = _render(tool, result)
     except (KeyError, TypeError, AttributeError):
-        return json.dumps(result, ensure_ascii=False)
+        text = json.dumps(result, ensure_ascii=False)
+    if not fit.capped:
+        return text
+    return within(text, max_bytes=fit.max_bytes, max_lines=fit.max_lines, client=fit.client)
 
 
 def _render(tool: str, result: dict[str, Any]) -> str:

@@ -22,6 +22,7 @@ Pieces:
     past_the_end    Grep: an offset beyond the last entry
     bash_run        Bash: timeout, abort, lingering processes, invalid UTF-8
     budget_shrunk   economy: a budget shrunk because the context is filling up
+    budget_fitted   a budget cut to the client's per-result cap (toolbound/fit.py)
     collapsed       economy: a stream's terminal rewrites and styling left out
     job_output      JobOutput: how to go on, what a log dropped, lingering processes
     job_until_unmatched, job_one_call, jobs_full   the other job sentences
@@ -222,6 +223,12 @@ def budget_shrunk(tool: str, *, budget: Budget, base: Budget, fill: float) -> st
         f"{tool} budget shrunk to {budget.label} (from {base.label}): "
         f"the context is {math.floor(fill * 100)}% full."
     )
+
+
+def budget_fitted(tool: str, *, budget: Budget, client: str | None) -> str:
+    """A budget cut to fit the client's per-result cap (toolbound/fit.py)."""
+    whose = f"{client}'s" if client else "this client's"
+    return f"{tool} budget is {budget.label} to fit {whose} limit per result."
 
 
 def collapsed(stream: str, n_bytes: int) -> str:

@@ -24,6 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from toolbound.fit import NO_FIT, Fit
 from toolbound.model_text import Profile, model_text
 
 
@@ -225,10 +226,11 @@ class ResultEvent(WireModel):
         result: dict[str, Any],
         *,
         profile: Profile = "exact",
+        fit: Fit = NO_FIT,
         wire: bool = False,
     ) -> dict[str, Any]:
         """The wire dict of a result event of ``tool``, its ``text`` rendered from ``result``
-        for the call's ``profile``.
+        for the call's ``profile`` within its ``fit``.
 
         The host's stream and the store's replay both build result events here.
         ``wire``: ``result`` is a model's ``to_wire()`` dict, already checked and
@@ -236,7 +238,7 @@ class ResultEvent(WireModel):
         same keys in the same order) without checking and copying it again
         (about 9 us a call).
         """
-        text = model_text(tool, result, profile=profile)
+        text = model_text(tool, result, profile=profile, fit=fit)
         if wire:
             return {
                 "type": "result",

@@ -35,9 +35,10 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolbound.exec.sandbox import SandboxPolicy, describe
+from toolbound.fit import FitMode
 from toolbound.host import ToolHost
 from toolbound.limits import DEFAULT_LIMITS, Limits
-from toolbound.mcp_server import build_server, server_session_id
+from toolbound.mcp_server import ResultShape, build_server, server_session_id
 from toolbound.model_text import Profile
 from toolbound.pool import HostPool, HostWatcher
 from toolbound.tools.registry import import_runners
@@ -66,8 +67,13 @@ class ServeOptions:
     token: str | None = None
     sandbox: str = "off"
     network: bool = True
-    profile: Profile = "exact"
+    # Economy: the seed's per-result budgets exceed what harnesses take in one result.
+    profile: Profile = "economy"
     context_window: int | None = None
+    # "text": a result is its model text only; "structured" (--structured): the 0.2 shape.
+    shape: ResultShape = "text"
+    # Each result's whole text within its client's cap ("auto"), none ("off"), or N bytes.
+    fit: FitMode = "auto"
 
 
 def _pool(
@@ -156,7 +162,9 @@ async def serve_stdio(options: ServeOptions) -> None:
     """Serve over stdin/stdout until stdin closes or SIGTERM/SIGINT arrives."""
     _announce(_sandbox_line(options))
     pool = _pool(options)
-    server = build_server(pool, options.limits, options.profile)
+    server = build_server(
+        pool, options.limits, options.profile, shape=options.shape, fit=options.fit
+    )
     async with anyio.create_task_group() as tg:
 
         async def stop_on_signal() -> None:
@@ -187,6 +195,8 @@ async def serve_http(options: ServeOptions, host: str, port: int) -> None:
         _pool(options, on_start=web.attach, on_end=web.detach),
         options.limits,
         options.profile,
+        shape=options.shape,
+        fit=options.fit,
     )
     # The web view shares the port: its page, API and event streams beside /mcp.
     app = server.streamable_http_app(

@@ -11,7 +11,10 @@ through :func:`budget_for`, which scales it by how full the context is:
     from 85%          1/8
     never below 4KB / 100 lines (nor above the budget itself)
 
-(``Limits.economy.shrink_steps`` and ``shrink_floor``.) A smaller budget
+(``Limits.economy.shrink_steps`` and ``shrink_floor``.) Under any profile a
+client's per-result cap (``ctx.fit``, toolbound/fit.py) bounds every budget
+too: a tool's share of the cap, less the room its outcome, labels and notice
+take (``FIT_RESERVE``), so the harness never cuts the result. A smaller budget
 loses no fact: every cut still names its continuation (the next offset, the
 spill file), and the shrunken budget is named in the result's notice. The
 exact profile, and a host that does not know its context window, never
@@ -28,8 +31,10 @@ Grep and Glob shrink both their byte budget and their page of entries
 
 Pieces:
     shrink_factor  fill share -> the factor of the budget (pure)
+    fitted         a budget within a share of the client's cap (pure)
     shrunk         a budget scaled by a factor, within the floor (pure)
-    budget_for     ctx + budget name + base budget -> (budget, notice sentence or None)
+    budget_for     ctx + budget name + base budget (+ share of the cap)
+                   -> (budget, notice sentence or None)
     search_page    Grep/Glob: ctx + entries -> (ctx with the shrunken search budget,
                    entries, sentence)
     noted          a result with the sentence added to its notice, when it was cut
@@ -43,7 +48,8 @@ from typing import TypeVar
 
 from toolbound import notices
 from toolbound.context import ToolContext
-from toolbound.limits import Budget, Economy
+from toolbound.fit import Fit
+from toolbound.limits import KB, Budget, Economy
 from toolbound.results import WireModel
 
 R = TypeVar("R", bound=WireModel)
@@ -68,25 +74,52 @@ def shrunk(base: Budget, factor: float, floor: Budget) -> Budget:
     )
 
 
-def budget_for(ctx: ToolContext, tool: str, base: Budget) -> tuple[Budget, str | None]:
+# What a result's text holds besides a fitted budget's payload: the outcome, the
+# stream labels, the markers and the notice sentences (a spill path each).
+FIT_RESERVE = Budget(max_bytes=KB, max_lines=20)
+# A fitted budget never goes below this (a cap too small for it is the last guard's).
+FIT_FLOOR = Budget(max_bytes=KB, max_lines=10)
+
+
+def fitted(base: Budget, fit: Fit, share: float) -> Budget:
+    """``base`` within ``share`` of ``fit``'s cap, less ``FIT_RESERVE``, never below
+    ``FIT_FLOOR`` (nor above ``base``)."""
+    max_bytes, max_lines = base.max_bytes, base.max_lines
+    if fit.max_bytes is not None:
+        room = math.floor((fit.max_bytes - FIT_RESERVE.max_bytes) * share)
+        max_bytes = min(max_bytes, max(FIT_FLOOR.max_bytes, room))
+    if fit.max_lines is not None:
+        room = math.floor((fit.max_lines - FIT_RESERVE.max_lines) * share)
+        max_lines = min(max_lines, max(FIT_FLOOR.max_lines, room))
+    return Budget(max_bytes=max_bytes, max_lines=max_lines)
+
+
+def budget_for(
+    ctx: ToolContext, tool: str, base: Budget, *, share: float = 1.0
+) -> tuple[Budget, str | None]:
     """The budget a tool applies now, and the notice sentence naming it when it shrank.
 
     ``tool`` names the budget in that sentence (``"Read"``, ``"Grep"``,
-    ``"Bash stdout"``); ``base`` is the profile's budget for an empty context.
-    Under the exact profile, or without a known context window, it is ``base``
-    and no sentence. A tool adds the sentence to its notice when the shrunken
-    budget cut its result (a budget that cut nothing needs no word).
+    ``"Bash stdout"``); ``base`` is the profile's budget for an empty context;
+    ``share`` the part of the client's cap (``ctx.fit``) this budget may take
+    (Bash's two streams split it). Under the exact profile, or without a known
+    context window, nothing shrinks; without a cap nothing is fitted; then it
+    is ``base`` and no sentence. A tool adds the sentence to its notice when
+    the smaller budget cut its result (a budget that cut nothing needs no word).
     """
-    if ctx.profile != "economy":
-        return base, None
-    fill = ctx.gauge.fill()
-    if fill is None:
-        return base, None
-    economy = ctx.limits.economy
-    budget = shrunk(base, shrink_factor(fill, economy), economy.shrink_floor)
-    if budget == base:
-        return base, None
-    return budget, notices.budget_shrunk(tool, budget=budget, base=base, fill=fill)
+    budget, sentence = base, None
+    fill = ctx.gauge.fill() if ctx.profile == "economy" else None
+    if fill is not None:
+        economy = ctx.limits.economy
+        budget = shrunk(base, shrink_factor(fill, economy), economy.shrink_floor)
+        if budget != base:
+            sentence = notices.budget_shrunk(tool, budget=budget, base=base, fill=fill)
+    if ctx.fit.capped:
+        within = fitted(budget, ctx.fit, share)
+        if within != budget:
+            budget = within
+            sentence = notices.budget_fitted(tool, budget=budget, client=ctx.fit.client)
+    return budget, sentence
 
 
 def search_page(ctx: ToolContext, tool: str, entries: int) -> tuple[ToolContext, int, str | None]:

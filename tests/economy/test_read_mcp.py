@@ -19,7 +19,7 @@ async def test_serve_with_the_economy_profile_answers_a_re_read_unchanged(tmp_pa
     (tmp_path / "a.txt").write_text(TEXT)
     env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None
     argv = ["-m", "toolbound", "serve", "--stdio", "--workspace", str(tmp_path)]
-    argv += ["--data-dir", str(tmp_path / "data"), "--profile", "economy"]
+    argv += ["--data-dir", str(tmp_path / "data"), "--profile", "economy", "--structured"]
     params = StdioServerParameters(command=sys.executable, args=argv, env=env)
     async with Client(params, read_timeout_seconds=WAIT_S) as client:
         # The client checks results against the output schemas.

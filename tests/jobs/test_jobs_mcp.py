@@ -1,5 +1,6 @@
 """Jobs over MCP: the official SDK client lists JobOutput and JobStop, validates their
-results against their output schemas, and a session's end stops its jobs."""
+results against their output schemas (``serve --structured``), and a session's end
+stops its jobs."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def structured(result: types.CallToolResult) -> dict[str, Any]:
 async def test_an_mcp_client_lists_and_calls_the_job_tools(tmp_path: Path) -> None:
     ws, data = tmp_path / "ws", tmp_path / "data"
     ws.mkdir()
-    argv = ["-m", "toolbound", "serve", "--http", "127.0.0.1:0"]
+    argv = ["-m", "toolbound", "serve", "--http", "127.0.0.1:0", "--structured"]
     with serve_process([*argv, "--workspace", str(ws), "--data-dir", str(data)]) as lines:
         url, token = read_announcement(lines)
         client = Client(bearer_transport(url, token), mode="legacy", read_timeout_seconds=WAIT_S)

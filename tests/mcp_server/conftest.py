@@ -7,6 +7,9 @@ Three ways in, the ``connect`` fixture's params:
                   client per test in the handshake era (an ``Mcp-Session-Id``)
     http          the same server; the default client (sessionless 2026-07-28)
 
+A module overrides the ``serve_flags`` fixture (module scope) to serve with
+further flags (``--structured``: the 0.2 result shape).
+
 ``async with connect() as conn`` gives each test its own folder in the
 workspace (``conn.rel``), since workspaces are shared by the module, and
 ``conn.notifications``, every notification the client received meanwhile.
@@ -51,6 +54,12 @@ def serve_args(workspace: Path, data_dir: Path, *transport: str) -> list[str]:
     ]
 
 
+@pytest.fixture(scope="module")
+def serve_flags() -> tuple[str, ...]:
+    """Further ``serve`` flags of the module's servers (a module overrides this)."""
+    return ()
+
+
 @pytest.fixture
 def serve_argv() -> Any:
     """``serve_args`` for test modules (``conftest`` itself is not importable by name)."""
@@ -70,11 +79,14 @@ class HttpServer:
 
 
 @pytest.fixture(scope="module")
-def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+def http_server(
+    tmp_path_factory: pytest.TempPathFactory, serve_flags: tuple[str, ...]
+) -> Iterator[HttpServer]:
     root = tmp_path_factory.mktemp("http")
     workspace, data_dir = root / "ws", root / "data"
     workspace.mkdir()
-    with serve_process(serve_args(workspace, data_dir, "--http", "127.0.0.1:0")) as lines:
+    argv = serve_args(workspace, data_dir, "--http", "127.0.0.1:0", *serve_flags)
+    with serve_process(argv) as lines:
         url, token = read_announcement(lines)
         yield HttpServer(url, workspace, data_dir, token)
 
@@ -99,11 +111,13 @@ class Clients:
     """Builds SDK clients for the real server."""
 
     @staticmethod
-    def stdio(workspace: Path, data_dir: Path, **kwargs: Any) -> Client:
+    def stdio(workspace: Path, data_dir: Path, *flags: str, **kwargs: Any) -> Client:
         # The SDK hands the server a minimal environment; keep the import path.
         env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None
         params = StdioServerParameters(
-            command=sys.executable, args=serve_args(workspace, data_dir, "--stdio"), env=env
+            command=sys.executable,
+            args=serve_args(workspace, data_dir, "--stdio", *flags),
+            env=env,
         )
         return Client(params, read_timeout_seconds=WAIT_S, **kwargs)
 
@@ -138,7 +152,9 @@ class StdioSession:
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def stdio_session(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[StdioSession]:
+async def stdio_session(
+    tmp_path_factory: pytest.TempPathFactory, serve_flags: tuple[str, ...]
+) -> AsyncIterator[StdioSession]:
     """One stdio server and client for the module, entered and left by one task of its own.
 
     (The SDK client holds anyio task groups, which must be left in the task
@@ -148,7 +164,7 @@ async def stdio_session(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterat
     workspace, data_dir = root / "ws", root / "data"
     workspace.mkdir()
     notifications = Notifications()
-    client = Clients.stdio(workspace, data_dir, message_handler=notifications)
+    client = Clients.stdio(workspace, data_dir, *serve_flags, message_handler=notifications)
     ready, stop = asyncio.Event(), asyncio.Event()
 
     async def own() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from toolbound.cli import main
+from toolbound.cli import build_parser, main
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -53,3 +53,10 @@ def test_serve_stdio_and_http_are_exclusive(capsys: pytest.CaptureFixture[str]) 
         main(["serve", "--stdio", "--http", "127.0.0.1:1"])
     assert exit_.value.code == 2
     assert "argument --http: not allowed with argument --stdio" in capsys.readouterr().err
+
+
+def test_serve_defaults_to_the_economy_profile_and_call_to_the_exact_one() -> None:
+    parser = build_parser()
+    assert parser.parse_args(["serve"]).profile == "economy"
+    assert parser.parse_args(["serve", "--profile", "exact"]).profile == "exact"
+    assert parser.parse_args(["call", "Read", "{}"]).profile == "exact"

@@ -1,6 +1,7 @@
 """The official TypeScript SDK client (1.x) against the real server, over both transports.
 
-Its ``callTool`` validates every ``structuredContent`` against the tool's
+By default a result is its model text only. With ``serve --structured`` its
+``callTool`` validates every ``structuredContent`` against the tool's
 ``outputSchema``, error results included, and throws ``-32602`` on a mismatch:
 what most MCP hosts ship. The client is pinned by ``ts/package.json`` and
 ``ts/package-lock.json`` and installed with ``npm ci`` into ``ts/node_modules``
@@ -15,6 +16,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -76,10 +78,13 @@ def run_client(ts_dir: Path, config: dict[str, Any]) -> dict[str, Any]:
 def error_code(outcome: dict[str, Any]) -> tuple[bool, str]:
     """(isError, the error code) of an outcome the client did not throw on."""
     assert "thrown" not in outcome, outcome["thrown"]
-    return outcome["isError"], outcome["structuredContent"]["error"]["code"]
+    code = outcome["text"].partition(":")[0]
+    if "structuredContent" in outcome:
+        assert outcome["structuredContent"]["error"]["code"] == code
+    return outcome["isError"], code
 
 
-def assert_report(report: dict[str, Any], rel: str) -> None:
+def assert_report(report: dict[str, Any], rel: str, *, structured: bool) -> None:
     assert report["tools"] == [
         "Read",
         "Glob",
@@ -90,15 +95,18 @@ def assert_report(report: dict[str, Any], rel: str) -> None:
         "JobOutput",
         "JobStop",
     ]
+    assert report["outputSchemas"] == (8 if structured else 0)
     calls = report["calls"]
     successes = {name: calls[name]["success"] for name in calls}
     assert all(not s.get("thrown") and not s["isError"] for s in successes.values()), successes
-    assert successes["Read"]["structuredContent"]["content"] == "hello\n"
-    assert successes["Glob"]["structuredContent"]["matches"] == [f"{rel}/a.txt"]
-    assert successes["Grep"]["structuredContent"]["count"] == 1
-    assert successes["Bash"]["structuredContent"]["stdout"] == "hi\n"
-    assert successes["Edit"]["structuredContent"]["replacements"] == 1
-    assert successes["Write"]["structuredContent"]["created"] is True
+    outcomes = [*successes.values(), *(calls[name]["error"] for name in calls)]
+    assert all(("structuredContent" in o) == structured for o in outcomes), outcomes
+    assert successes["Read"]["text"] == "hello\n"
+    assert successes["Glob"]["text"] == f"{rel}/a.txt"
+    assert successes["Grep"]["text"] == f"{rel}/a.txt\n1:hello"
+    assert successes["Bash"]["text"] == "[exit status 0]\n<stdout>\nhi\n</stdout>"
+    assert successes["Edit"]["text"].startswith(f"Edited {rel}/a.txt: 1 replacement.\n")
+    assert successes["Write"]["text"].startswith(f"Created {rel}/new/b.txt (2 bytes).\n")
     assert {name: error_code(calls[name]["error"]) for name in calls} == {
         "Read": (True, "TOOL_NOT_FOUND"),
         "Glob": (True, "TOOL_INVALID_ARGUMENT"),
@@ -108,22 +116,28 @@ def assert_report(report: dict[str, Any], rel: str) -> None:
         "Write": (True, "TOOL_PATH_NOT_ALLOWED"),
         "JobOutput": (True, "TOOL_JOB_NOT_FOUND"),
     }
-    assert successes["JobOutput"]["structuredContent"] == {"jobs": []}
+    assert successes["JobOutput"]["text"] == "No background jobs in this session."
     job = report["job"]
     for step in ("started", "output", "stopped", "missing"):
         assert "thrown" not in job[step], job[step]
-    assert job["started"]["structuredContent"]["state"] == "running"
-    assert job["output"]["structuredContent"]["matched"] == "up"
-    assert job["stopped"]["structuredContent"]["state"] == "killed"
+    assert re.match(r"\[job job_\S+ started: pid \d+, running\]\n", job["started"]["text"])
+    assert re.match(r"\[job job_\S+ running\]\n\[matched: up\]\n", job["output"]["text"])
+    assert re.match(r"\[job job_\S+ killed by signal SIG", job["stopped"]["text"])
     assert error_code(job["missing"]) == (True, "TOOL_JOB_NOT_FOUND")
     timeout = report["timeout"]
     assert "thrown" not in timeout, timeout["thrown"]
-    assert (timeout["isError"], timeout["structuredContent"]["timedOut"]) == (True, True)
-    assert "error" not in timeout["structuredContent"]
-    assert timeout["structuredContent"]["stdout"].startswith("started\n")
+    assert (timeout["isError"], timeout["text"].startswith("[timed out]\n")) == (True, True)
+    assert "<stdout>\nstarted\n" in timeout["text"]
+    if structured:
+        assert successes["Read"]["structuredContent"]["content"] == "hello\n"
+        assert job["stopped"]["structuredContent"]["state"] == "killed"
+        assert timeout["structuredContent"]["timedOut"] is True
+        assert "error" not in timeout["structuredContent"]
 
     progress = report["progress"]
-    assert progress["result"]["structuredContent"]["stdout"] == "one\n"
+    assert progress["result"]["text"] == (
+        "[exit status 0]\n<stdout>\none\n</stdout>\n<stderr>\ntwo\n</stderr>"
+    )
     notes = progress["notifications"]
     assert [n["progress"] for n in notes] == list(range(1, len(notes) + 1))
     assert sorted(n["message"] for n in notes) == ["one\n", "two\n"]
@@ -131,7 +145,7 @@ def assert_report(report: dict[str, Any], rel: str) -> None:
     cancel = report["cancel"]
     assert cancel["cancelled"]
     assert cancel["gone"]
-    assert cancel["after"]["structuredContent"]["stdout"] == "still here\n"
+    assert cancel["after"]["text"] == "[exit status 0]\n<stdout>\nstill here\n</stdout>"
 
 
 def prepare(workspace: Path, rel: str) -> None:
@@ -139,20 +153,24 @@ def prepare(workspace: Path, rel: str) -> None:
     (workspace / rel / "a.txt").write_text("hello\n")
 
 
-def test_the_typescript_client_over_stdio(ts_client: Path, tmp_path: Path, serve_argv: Any) -> None:
+@pytest.mark.parametrize("structured", [False, True], ids=["text", "structured"])
+def test_the_typescript_client_over_stdio(
+    ts_client: Path, tmp_path: Path, serve_argv: Any, structured: bool
+) -> None:
     workspace, data_dir = tmp_path / "ws", tmp_path / "data"
     workspace.mkdir()
     prepare(workspace, "ts")
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH")}
+    flags = ["--structured"] if structured else []
     config = {
         "transport": "stdio",
         "command": sys.executable,
-        "args": serve_argv(workspace, data_dir, "--stdio"),
+        "args": serve_argv(workspace, data_dir, "--stdio", *flags),
         "env": env,
         "workspace": str(workspace),
         "rel": "ts",
     }
-    assert_report(run_client(ts_client, config), "ts")
+    assert_report(run_client(ts_client, config), "ts", structured=structured)
 
 
 def test_the_typescript_client_over_streamable_http(
@@ -166,4 +184,4 @@ def test_the_typescript_client_over_streamable_http(
         "workspace": str(http_server.workspace),
         "rel": "ts-http",
     }
-    assert_report(run_client(ts_client, config), "ts-http")
+    assert_report(run_client(ts_client, config), "ts-http", structured=False)

@@ -103,6 +103,8 @@ def expected_ledger(events: dict[str, dict[str, Any]], spilled: dict[str, int]) 
                 "elidedBytes": expected_elided(call_id, event["result"]),
                 "spilledBytes": spilled.get(call_id, 0),
                 "rereadAvoided": False,
+                "client": None,
+                "fitBytes": None,
                 "runningTokens": running,
             }
         )
@@ -185,6 +187,8 @@ async def test_a_reread_answered_unchanged_counts_as_avoided(
         "elidedBytes": 0,
         "spilledBytes": 0,
         "rereadAvoided": True,
+        "client": None,
+        "fitBytes": None,
         "runningTokens": estimate_tokens(model_text("Read", first)) + estimate_tokens(text),
     }
     assert ledger["calls"][0]["rereadAvoided"] is False

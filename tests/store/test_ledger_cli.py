@@ -66,6 +66,8 @@ def test_session_ledger_reports_the_calls_the_cli_recorded(location: str, tmp_pa
             "elidedBytes": elided,
             "spilledBytes": spilled,
             "rereadAvoided": False,
+            "client": None,
+            "fitBytes": None,
             "runningTokens": sum(tokens[: i + 1]),
         }
         for i, (tool, elided, spilled) in enumerate(figures)

@@ -58,6 +58,7 @@ def test_store_database_records_its_migrations_by_name(
         "0003_read_records",
         "0004_ledger",
         "0005_session_origin",
+        "0006_fit",
     ]
 
 

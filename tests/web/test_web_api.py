@@ -215,6 +215,8 @@ async def test_a_call_shows_its_whole_arguments_its_model_view_and_why_an_output
         "text": text,
         "bytes": len(text.encode()),
         "tokens": estimate_tokens(text),
+        "client": None,
+        "fitBytes": None,
     }
     assert row["outputs"] == [{"name": "stdout", "path": result["spill"]["stdout"], "gone": None}]
     listed = (await client.get("/api/sessions/web-s1/calls", headers=bearer(served))).json()

@@ -7,6 +7,7 @@ themselves: they describe the cut and call one of these.
 Pieces:
     lines_marker        "[truncated: kept the first/last N of M lines; ...]"
     single_line_marker  "[truncated: no complete line fits the ...]"
+    fit_marker          "[... cut here so this result fits ...]" (the last guard of a fit)
     CHECKPOINT_MARKER   the model-context marker of a checkpoint cut
 """
 
@@ -51,4 +52,15 @@ def single_line_marker(
         f"[truncated: no complete line fits the {format_size(max_bytes)} limit; "
         f"kept {kept_bytes} bytes of a single {line_bytes}-byte line. "
         f"{_where_the_rest_is(spill_path)}]"
+    )
+
+
+def fit_marker(*, cut_bytes: int, cut_lines: int, max_bytes: int, client: str | None) -> str:
+    """The marker of the last guard of a fit (``bounds/whole.py``): the middle of a result's
+    text cut so the whole fits the client's per-result cap."""
+    whose = f"{client}'s" if client else "this client's"
+    return (
+        f"[... {cut_bytes} bytes / {cut_lines} lines cut here so this result fits {whose} "
+        f"{format_size(max_bytes)} limit per result. A spill file named above holds the "
+        "full output; otherwise narrow the request ...]"
     )

@@ -19,7 +19,10 @@ A call's figures:
 - ``spilledBytes``: the sizes of the spill files its result names, measured
   when it was recorded;
 - ``rereadAvoided``: a Read answered ``"unchanged": true`` instead of
-  sending the window again.
+  sending the window again;
+- ``client`` and ``fitBytes``: the client the result went to
+  (``clientInfo``'s "name version") and the per-result cap in bytes its text
+  was kept within (``toolbound.fit``; None: none known, no cap).
 
 A call with no recorded result (still running, or its tool crashed) sent the
 model nothing yet and is not in the ledger.
@@ -41,6 +44,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
+from toolbound.fit import Fit
 from toolbound.listeners import is_job_call
 from toolbound.model_text import Profile, model_text
 from toolbound.store.backend import Conn
@@ -153,7 +157,8 @@ def read_ledger(conn: Conn, session_id: str) -> dict[str, Any]:
     are ``calls``, the four figures and ``rereadsAvoided``.
     """
     rows = conn.execute(
-        "SELECT c.tool_call_id, c.tool, c.started_at, c.profile, l.model_tokens,"
+        "SELECT c.tool_call_id, c.tool, c.started_at, c.profile, c.client, c.fit_bytes,"
+        " c.fit_lines, l.model_tokens,"
         " l.model_bytes, l.elided_bytes, l.spilled_bytes, l.reread_avoided,"
         " CASE WHEN l.call_id IS NULL THEN (SELECT e.result FROM tool_events e"
         "  WHERE e.call_id = c.id AND e.type = 'result') END"
@@ -164,13 +169,16 @@ def read_ledger(conn: Conn, session_id: str) -> dict[str, Any]:
     calls: list[dict[str, Any]] = []
     tools: dict[str, dict[str, int]] = {}
     total = _zero()
-    for call_id, tool, started_at, profile, tokens, size, elided, spilled, reread, result in rows:
+    for row in rows:
+        call_id, tool, started_at, profile, client, fit_bytes, fit_lines = row[:7]
+        tokens, size, elided, spilled, reread, result = row[7:]
         if is_job_call(call_id):
             continue  # a job's own output: the model reads it through JobOutput calls
         if tokens is not None:
             figures = Measure(tokens, size, elided, spilled, bool(reread))
         elif result is not None:
-            figures = _measured_now(tool, json.loads(result), profile)
+            fit = Fit(client, fit_bytes, fit_lines)
+            figures = _measured_now(tool, json.loads(result), profile, fit)
         else:
             continue  # no result yet: nothing reached the model
         entry = {
@@ -182,6 +190,8 @@ def read_ledger(conn: Conn, session_id: str) -> dict[str, Any]:
             "elidedBytes": figures.elided_bytes,
             "spilledBytes": figures.spilled_bytes,
             "rereadAvoided": figures.reread_avoided,
+            "client": client,
+            "fitBytes": fit_bytes,
         }
         for sums in (tools.setdefault(tool, _zero()), total):
             sums["calls"] += 1
@@ -198,6 +208,7 @@ def read_ledger(conn: Conn, session_id: str) -> dict[str, Any]:
     }
 
 
-def _measured_now(tool: str, result: dict[str, Any], profile: str) -> Measure:
+def _measured_now(tool: str, result: dict[str, Any], profile: str, fit: Fit) -> Measure:
     """A call recorded before the ledger: measured from its stored result."""
-    return measure(tool, result, model_text(tool, result, profile=cast(Profile, profile)))
+    text = model_text(tool, result, profile=cast(Profile, profile), fit=fit)
+    return measure(tool, result, text)

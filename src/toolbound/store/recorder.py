@@ -59,6 +59,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolbound.fit import NO_FIT, Fit
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.listeners import CallListener, CallStart, is_job_call
 from toolbound.model_text import Profile, model_text
@@ -92,6 +93,8 @@ class CallHandle:
     tool_call_id: str
     tool: str
     profile: Profile
+    # The client's per-result cap the call's model text is kept within.
+    fit: Fit = NO_FIT
     done: concurrent.futures.Future[None] = field(default_factory=concurrent.futures.Future)
     row_id: int | None = None
     # Touched by whoever writes the call's operations (the writer thread, or the
@@ -197,14 +200,21 @@ class CallRecorder(CallListener):
         self._thread.start()
 
     def start(
-        self, tool_call_id: str, tool: str, args: object, *, profile: Profile = "exact"
+        self,
+        tool_call_id: str,
+        tool: str,
+        args: object,
+        *,
+        profile: Profile = "exact",
+        fit: Fit = NO_FIT,
     ) -> CallHandle:
         """Queue a call's start; the returned handle records its events.
 
-        ``profile`` is the one its result's model text is rendered for, kept
-        with the call so the replay renders the text as it was sent.
+        ``profile`` is the one its result's model text is rendered for and
+        ``fit`` the cap it is kept within, kept with the call so the replay
+        renders the text as it was sent.
         """
-        handle = CallHandle(self, tool_call_id, tool, profile)
+        handle = CallHandle(self, tool_call_id, tool, profile, fit)
         self._put(("call", handle, _args_json(args), time.time()))
         return handle
 
@@ -216,12 +226,14 @@ class CallRecorder(CallListener):
         except RuntimeError:
             loop = None
         if loop is None or self._closed:
-            handle = self.start(call.tool_call_id, call.tool, call.args, profile=call.profile)
+            handle = self.start(
+                call.tool_call_id, call.tool, call.args, profile=call.profile, fit=call.fit
+            )
         else:
             # Calls start in order: one started before this one is no longer held,
             # so the calls' rows keep the order the calls started in.
             self._release_held()
-            handle = CallHandle(self, call.tool_call_id, call.tool, call.profile)
+            handle = CallHandle(self, call.tool_call_id, call.tool, call.profile, call.fit)
             handle.held = [("call", handle, _args_json(call.args), time.time())]
             handle.release_timer = loop.call_later(
                 self.limits.chunk_interval_s, self._release, handle
@@ -402,10 +414,21 @@ class CallRecorder(CallListener):
     ) -> None:
         if op[0] == "call":
             _, handle, args, at = op
+            fit = handle.fit
             cur = conn.execute(
-                "INSERT INTO tool_calls (session_id, tool_call_id, tool, args, started_at, profile)"
-                " VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-                (self.session_id, handle.tool_call_id, handle.tool, args, at, handle.profile),
+                "INSERT INTO tool_calls (session_id, tool_call_id, tool, args, started_at, profile,"
+                " client, fit_bytes, fit_lines) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (
+                    self.session_id,
+                    handle.tool_call_id,
+                    handle.tool,
+                    args,
+                    at,
+                    handle.profile,
+                    fit.client,
+                    fit.max_bytes,
+                    fit.max_lines,
+                ),
             )
             (handle.row_id,) = cur.fetchone()
             inserted.append(handle)
@@ -448,7 +471,7 @@ class CallRecorder(CallListener):
         result = event["result"]
         text = event.get("text")
         if not isinstance(text, str):
-            text = model_text(handle.tool, result, profile=handle.profile)
+            text = model_text(handle.tool, result, profile=handle.profile, fit=handle.fit)
         conn.execute(
             "INSERT INTO tool_call_ledger (call_id, model_tokens, model_bytes, elided_bytes,"
             " spilled_bytes, reread_avoided) VALUES (?, ?, ?, ?, ?, ?)"

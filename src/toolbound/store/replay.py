@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from toolbound.fit import Fit
 from toolbound.model_text import Profile
 from toolbound.results import ResultEvent
 from toolbound.store.backend import Conn
@@ -79,6 +80,7 @@ class _Call:
     id: int
     tool: str
     profile: Profile
+    fit: Fit
 
 
 def _latest_call(conn: Conn, tool_call_id: str, session_id: str | None) -> _Call | None:
@@ -86,10 +88,13 @@ def _latest_call(conn: Conn, tool_call_id: str, session_id: str | None) -> _Call
     where = "tool_call_id = ?" + ("" if session_id is None else " AND session_id = ?")
     params: tuple[str, ...] = (tool_call_id,) if session_id is None else (tool_call_id, session_id)
     row = conn.execute(
-        f"SELECT id, tool, profile FROM tool_calls WHERE {where} ORDER BY id DESC LIMIT 1",
+        "SELECT id, tool, profile, client, fit_bytes, fit_lines FROM tool_calls"
+        f" WHERE {where} ORDER BY id DESC LIMIT 1",
         params,
     ).fetchone()
-    return None if row is None else _Call(int(row[0]), str(row[1]), row[2])
+    if row is None:
+        return None
+    return _Call(int(row[0]), str(row[1]), row[2], Fit(row[3], row[4], row[5]))
 
 
 def _event_wire(
@@ -109,7 +114,12 @@ def _event_wire(
             "seq": seq,
             "data": data,
         }
-    # Rendered for the profile the call was sent under: the text as the model read it.
+    # Rendered for the profile and fit the call was sent under: the text as the model read it.
     return ResultEvent.of(
-        call.tool, tool_call_id, seq, json.loads(result or "null"), profile=call.profile
+        call.tool,
+        tool_call_id,
+        seq,
+        json.loads(result or "null"),
+        profile=call.profile,
+        fit=call.fit,
     )

@@ -360,12 +360,24 @@ ALTER TABLE sessions ADD COLUMN workspace TEXT;
 ALTER TABLE sessions ADD COLUMN host TEXT;
 """
 
+# Results that fit the harness (CONTRACT section 14): the client a call's result
+# went to (``clientInfo`` "name version") and the per-result cap its model text
+# was kept within (``toolbound.fit``), so the replay, the ledger and the web view
+# render the text as it was sent. NULL: no client known, no cap (every call
+# recorded before this migration).
+_FIT = """
+ALTER TABLE tool_calls ADD COLUMN client TEXT;
+ALTER TABLE tool_calls ADD COLUMN fit_bytes INTEGER;
+ALTER TABLE tool_calls ADD COLUMN fit_lines INTEGER;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "0001_initial", _INITIAL, _PG_INITIAL),
     Migration(2, "0002_retention", _RETENTION, _PG_RETENTION),
     Migration(3, "0003_read_records", _READ_RECORDS, _PG_READ_RECORDS),
     Migration(4, "0004_ledger", _LEDGER, _PG_LEDGER),
     Migration(5, "0005_session_origin", _SESSION_ORIGIN, _SESSION_ORIGIN),
+    Migration(6, "0006_fit", _FIT, _FIT),
 )
 
 

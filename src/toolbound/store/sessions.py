@@ -34,6 +34,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from toolbound.fit import Fit
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.model_text import Profile
 from toolbound.paths import default_data_dir
@@ -45,6 +46,7 @@ from toolbound.store.replay import read_dropped, read_events, read_tool_calls
 from toolbound.store.summaries import (
     SessionSummary,
     note_origin,
+    read_call_fits,
     read_call_profiles,
     read_summaries,
 )
@@ -240,6 +242,11 @@ class SessionStore:
         """Every session (or only ``session_id``) as the web view lists it, newest first."""
         with self._read() as conn:
             return read_summaries(conn, session_id)
+
+    def call_fits(self, session_id: str) -> dict[str, Fit]:
+        """The client and per-result cap each of the session's calls was sent with."""
+        with self._read() as conn:
+            return read_call_fits(conn, session_id)
 
     def call_profiles(self, session_id: str) -> dict[str, Profile]:
         """The profile each of the session's calls was rendered for (``store.summaries``)."""

@@ -19,6 +19,7 @@ Pieces:
     note_origin      record the workspace and host of the host opening a session
     read_summaries   every session's summary (or one), newest first
     read_call_profiles  a session's calls -> the profile each was sent under
+    read_call_fits      a session's calls -> the client and cap each was sent with
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from toolbound.fit import Fit
 from toolbound.model_text import Profile
 from toolbound.store.backend import Conn
 from toolbound.store.ledger import read_ledger
@@ -118,6 +120,17 @@ def read_summaries(conn: Conn, session_id: str | None = None) -> list[SessionSum
         )
         out.append(summary)
     return out
+
+
+def read_call_fits(conn: Conn, session_id: str) -> dict[str, Fit]:
+    """The client and per-result cap each of the session's calls was sent with, by
+    tool call id (the latest call's for an id used more than once)."""
+    rows = conn.execute(
+        "SELECT tool_call_id, client, fit_bytes, fit_lines FROM tool_calls"
+        " WHERE session_id = ? ORDER BY id",
+        (session_id,),
+    )
+    return {call_id: Fit(client, size, lines) for call_id, client, size, lines in rows}
 
 
 def read_call_profiles(conn: Conn, session_id: str) -> dict[str, Profile]:

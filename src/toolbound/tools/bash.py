@@ -195,10 +195,22 @@ async def _shape_exact(
     """The seed's shaping: stdout's head and stderr's tail, each to its budget."""
     limits = ctx.limits
     out_held, err_held = readers.stdout.captured(), readers.stderr.captured()
-    out = await _shaped(out_held, limits.shell_stdout, "stdout", ctx.scratch, limits=limits)
-    err = await _shaped(err_held, limits.shell_stderr, "stderr", ctx.scratch, limits=limits)
+    out_budget, err_budget = _fitted_pair(ctx, limits.shell_stdout, limits.shell_stderr)
+    out = await _shaped(out_held, out_budget, "stdout", ctx.scratch, limits=limits)
+    err = await _shaped(err_held, err_budget, "stderr", ctx.scratch, limits=limits)
     invalid = await _invalid_bytes(out_held, err_held)
     return out, err, invalid
+
+
+def _fitted_pair(ctx: ToolContext, out: Budget, err: Budget) -> tuple[Budget, Budget]:
+    """The seed's stream budgets within the client's per-result cap (``ctx.fit``), which
+    the two streams share in proportion to their budgets; unchanged without a cap."""
+    if not ctx.fit.capped:
+        return out, err
+    out_share = out.max_bytes / (out.max_bytes + err.max_bytes)
+    fitted_out, _ = budget_for(ctx, "Bash stdout", out, share=out_share)
+    fitted_err, _ = budget_for(ctx, "Bash stderr", err, share=1.0 - out_share)
+    return fitted_out, fitted_err
 
 
 async def _shaped(
@@ -225,8 +237,11 @@ async def _shape_economy(
         ("stdout", economy.shell_stdout, economy.stdout_head_share),
         ("stderr", economy.shell_stderr, economy.stderr_head_share),
     )
+    total_bytes = economy.shell_stdout.max_bytes + economy.shell_stderr.max_bytes
     for capture, (label, base, head_share) in zip(ends, streams, strict=True):
-        budget, shrunk = budget_for(ctx, f"Bash {label}", base)
+        # The two streams share the client's cap in proportion to their budgets.
+        share = base.max_bytes / total_bytes
+        budget, shrunk = budget_for(ctx, f"Bash {label}", base, share=share)
         raw = capture.retained()
         stream, collapsed = await shape_ends(
             raw,

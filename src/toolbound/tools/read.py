@@ -133,12 +133,16 @@ def window_for(args: ReadArgs, ctx: ToolContext) -> Window:
     tasks than a whole file; 200 keeps most of the byte gain in fewer calls).
 
     The economy's shrinking budgets (as the model's context fills, ``ctx.gauge``)
-    apply here, on ``budget``, with their sentence on ``Window.notice``.
+    apply here, on ``budget``, with their sentence on ``Window.notice``; so does
+    the client's per-result cap (``ctx.fit``) under either profile.
     """
     limits = ctx.limits
     asked = args.limit if args.limit is not None else limits.read_window_lines
     if ctx.profile != "economy":
-        return Window(asked, limits.search)
+        if not ctx.fit.capped:
+            return Window(asked, limits.search)
+        budget, notice = budget_for(ctx, "Read", limits.search)
+        return Window(min(asked, budget.max_lines), budget, notice)
     window = limits.economy.read_window
     base = Budget(
         max_bytes=min(window.max_bytes, limits.search.max_bytes),

@@ -27,6 +27,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from toolbound.fit import NO_FIT, Fit
 from toolbound.model_text import Profile
 from toolbound.results import ResultEvent
 from toolbound.store.tokens import estimate_tokens
@@ -59,6 +60,8 @@ class CallRecord:
     last_seq: int = -1
     text: str | None = None
     profile: Profile = "exact"
+    # The client the result went to and the per-result cap its text was kept within.
+    fit: Fit = NO_FIT
 
 
 def status_of(record: CallRecord) -> Status:
@@ -156,21 +159,34 @@ def gone_reason(output: dict[str, Any], origin: Origin, here: str) -> str | None
 
 
 def model_view(record: CallRecord) -> dict[str, Any] | None:
-    """What the model read for the call: ``{"text", "bytes", "tokens"}``; None while it runs.
+    """What the model read for the call: ``{"text", "bytes", "tokens", "client",
+    "fitBytes"}``; None while it runs.
 
     The text is the result event's (``ResultEvent.of`` renders a stored
-    call's for the profile it was sent under, as the store's replay does);
-    tokens are ``estimate_tokens`` of it.
+    call's for the profile and fit it was sent under, as the store's replay
+    does); tokens are ``estimate_tokens`` of it; ``client`` and ``fitBytes`` the
+    client recognised and the per-result cap in force (None: none).
     """
     if record.result is None:
         return None
     text = record.text
     if text is None:
         event = ResultEvent.of(
-            record.tool, record.tool_call_id, 0, record.result, profile=record.profile
+            record.tool,
+            record.tool_call_id,
+            0,
+            record.result,
+            profile=record.profile,
+            fit=record.fit,
         )
         text = event["text"]
-    return {"text": text, "bytes": len(text.encode()), "tokens": estimate_tokens(text)}
+    return {
+        "text": text,
+        "bytes": len(text.encode()),
+        "tokens": estimate_tokens(text),
+        "client": record.fit.client,
+        "fitBytes": record.fit.max_bytes,
+    }
 
 
 def description_of(args: Any) -> str | None:

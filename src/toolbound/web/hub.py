@@ -116,6 +116,7 @@ class Hub(CallListener):
             tool=call.tool,
             args=call.args,
             started_at=time.time(),
+            fit=call.fit,
         )
         self._calls[(record.session_id, record.tool_call_id)] = _Call(record)
 

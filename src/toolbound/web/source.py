@@ -21,6 +21,7 @@ import builtins
 from collections.abc import AsyncIterator, Iterable
 from typing import Any, Protocol
 
+from toolbound.fit import NO_FIT, Fit
 from toolbound.model_text import Profile
 from toolbound.store.transcript import SessionError
 from toolbound.web.calls import CallRecord
@@ -68,6 +69,8 @@ class _Store(Protocol):
 
     def call_profiles(self, session_id: str) -> dict[str, Profile]: ...
 
+    def call_fits(self, session_id: str) -> dict[str, Fit]: ...
+
     def get(self, session_id: str) -> _Session | None: ...
 
     def events(
@@ -98,6 +101,7 @@ class StoreSource:
         # Read after the calls, so each call read has its profile (rows are only added).
         calls = self.store.tool_calls(session_id)
         profiles = self.store.call_profiles(session_id)
+        fits = self.store.call_fits(session_id)
         return [
             CallRecord(
                 tool_call_id=row["toolCallId"],
@@ -107,6 +111,7 @@ class StoreSource:
                 started_at=row["startedAt"],
                 result=row["result"],
                 profile=profiles.get(row["toolCallId"], "exact"),
+                fit=fits.get(row["toolCallId"], NO_FIT),
             )
             for row in calls
         ]

@@ -6,7 +6,8 @@
 // Every check runs in this one process; it prints one JSON document of what it saw
 // (the Python test asserts on it) and exits 0, or prints the error and exits 1.
 // `callTool` validates structuredContent against the tool's outputSchema, errors
-// included: a mismatch throws -32602, recorded as "thrown".
+// included: a mismatch throws -32602, recorded as "thrown" (`serve --structured`;
+// by default a result is its text only, with neither).
 
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -36,7 +37,11 @@ function transport() {
 async function outcome(promise) {
   try {
     const result = await promise;
-    return { isError: result.isError ?? false, structuredContent: result.structuredContent };
+    const text = result.content
+      .filter((block) => block.type === "text")
+      .map((block) => block.text)
+      .join("");
+    return { isError: result.isError ?? false, structuredContent: result.structuredContent, text };
   } catch (err) {
     return { thrown: `${err.code ?? ""} ${err.message}` };
   }
@@ -87,7 +92,9 @@ async function main() {
   const report = {};
   try {
     // tools/list also caches the output schemas callTool validates against.
-    report.tools = (await client.listTools()).tools.map((t) => t.name);
+    const listed = (await client.listTools()).tools;
+    report.tools = listed.map((t) => t.name);
+    report.outputSchemas = listed.filter((t) => t.outputSchema !== undefined).length;
 
     report.calls = {};
     for (const [name, [good, bad]] of Object.entries(CALLS)) {
@@ -103,7 +110,7 @@ async function main() {
         arguments: { command: "echo up; sleep 300", background: true },
       }),
     );
-    const jobId = started.structuredContent?.jobId;
+    const jobId = started.structuredContent?.jobId ?? /^\[job (\S+) started/.exec(started.text)?.[1];
     report.job = {
       started,
       output: await outcome(

@@ -448,6 +448,10 @@ function showModel(model) {
   $("model-text").textContent = model.text;
   $("model-tokens").textContent = String(model.tokens);
   $("model-bytes").textContent = String(model.bytes);
+  // The client the result went to and the per-result cap its text was kept within.
+  const fit = model.fitBytes == null ? "no per-result cap" : `cap ${model.fitBytes} bytes`;
+  const known = model.client || model.fitBytes != null;
+  $("model-fit").textContent = known ? `, sent to ${model.client ?? "a client"} (${fit})` : "";
   $("model").hidden = false;
 }
 
