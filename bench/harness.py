@@ -14,7 +14,9 @@ npm packages of ``tests/harness``):
 
 For each call: the bytes of the tool result the harness put in its next
 request to the model (what the model reads, the harness's framing included),
-and the ratio toolbound / built-in. Needs ``node`` and ``npm``; the first run
+and the ratio toolbound / built-in; for the two test runs, whether the
+verdict (the failing test's name, "1 passed", both on stderr after 360 KB of
+stdout) reached the model at all. Needs ``node`` and ``npm``; the first run
 installs the harnesses (``make harness`` does too).
 """
 
@@ -32,7 +34,7 @@ sys.path.insert(0, str(_HERE.parent / "tests"))
 
 from harness import harnesses  # noqa: E402
 from harness.model_server import ModelServer, Step  # noqa: E402
-from harness.session import SCRIPT, STEP_NAMES, make_project  # noqa: E402
+from harness.session import FAILING_TEST, SCRIPT, STEP_NAMES, make_project  # noqa: E402
 
 
 def builtin_script(harness: str, ws: Path) -> list[Step]:
@@ -103,8 +105,8 @@ def builtin_script(harness: str, ws: Path) -> list[Step]:
     ]
 
 
-def session_bytes(harness: harnesses.Harness, root: Path, *, builtin: bool) -> list[int | None]:
-    """Bytes of each call's result in the requests the model got (None: never delivered)."""
+def session_texts(harness: harnesses.Harness, root: Path, *, builtin: bool) -> list[str | None]:
+    """Each call's result as the model got it (None: never delivered)."""
     ws, data = root / "project", root / "data"
     ws.mkdir(parents=True)
     make_project(ws)
@@ -131,27 +133,45 @@ def session_bytes(harness: harnesses.Harness, root: Path, *, builtin: bool) -> l
         print(
             f"  ({harness.name}, builtin={builtin}) exited {done.returncode}: {done.stderr[-300:]}"
         )
-    sizes: list[int | None] = [len(r.text.encode()) for r in results]
-    return sizes + [None] * (len(script) - len(sizes))
+    texts: list[str | None] = [r.text for r in results]
+    return texts + [None] * (len(script) - len(texts))
+
+
+# The verdict of each test run, on stderr after its stdout noise.
+VERDICTS = {"run_failing": FAILING_TEST, "run_passing": "1 passed"}
+
+
+def _size(text: str | None) -> int | None:
+    return None if text is None else len(text.encode())
 
 
 def _cell(n: int | None) -> str:
     return "-" if n is None else f"{n:,}"
 
 
+def _seen(name: str, text: str | None) -> str:
+    if name not in VERDICTS:
+        return ""
+    return "yes" if text is not None and VERDICTS[name] in text else "no"
+
+
 def main() -> None:
     harnesses.installed()
     print("bytes of each tool result as the model received it; anchor: the harness's own tools")
-    print(f"{'harness':<12} {'call':<12} {'toolbound':>10} {'built-in':>10} {'ratio':>7}")
+    head = f"{'harness':<12} {'call':<12} {'toolbound':>10} {'built-in':>10} {'ratio':>7}"
+    print(f"{head}  verdict seen (toolbound / built-in)")
     for harness in (harnesses.CLAUDE, harnesses.CODEX, harnesses.GEMINI, harnesses.OPENCODE):
         with tempfile.TemporaryDirectory(prefix="bench-harness-") as tmp:
-            ours = session_bytes(harness, Path(tmp) / "toolbound", builtin=False)
-            theirs = session_bytes(harness, Path(tmp) / "builtin", builtin=True)
-        for name, a, b in zip(STEP_NAMES, ours, theirs, strict=True):
+            ours = session_texts(harness, Path(tmp) / "toolbound", builtin=False)
+            theirs = session_texts(harness, Path(tmp) / "builtin", builtin=True)
+        for name, x, y in zip(STEP_NAMES, ours, theirs, strict=True):
+            a, b = _size(x), _size(y)
             ratio = f"{a / b:.2f}" if a is not None and b else "-"
-            print(f"{harness.name:<12} {name:<12} {_cell(a):>10} {_cell(b):>10} {ratio:>7}")
-        total_a = sum(n or 0 for n in ours)
-        total_b = sum(n or 0 for n in theirs)
+            row = f"{harness.name:<12} {name:<12} {_cell(a):>10} {_cell(b):>10} {ratio:>7}"
+            seen = f"  {_seen(name, x)} / {_seen(name, y)}" if name in VERDICTS else ""
+            print(row + seen)
+        total_a = sum(_size(x) or 0 for x in ours)
+        total_b = sum(_size(y) or 0 for y in theirs)
         ratio = f"{total_a / total_b:.2f}" if total_b else "-"
         print(f"{harness.name:<12} {'total':<12} {total_a:>10,} {total_b:>10,} {ratio:>7}")
 
