@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test serve lint typecheck unit bench clean browser bubblewrap postgres
+.PHONY: test serve lint typecheck unit bench clean browser bubblewrap postgres node harness
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "toolbound needs Python 3.11 or newer")'
@@ -22,7 +22,23 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP) browser bubblewrap postgres
+# The agent harnesses the harness tests run (Claude Code, Codex CLI, Gemini CLI,
+# opencode), pinned by tests/harness/package-lock.json: installed from the npm
+# registry once and reused while the lock is unchanged (the stamp names the lock
+# they came from, as tests/harness/harnesses.py checks). `npm install --no-save`
+# installs exactly the lock; `npm ci` refuses it, as the registry lacks some of
+# opencode's other-platform packages the lock cannot list.
+NPM := /usr/bin/npm
+node:
+	$(call debian_package,$(NPM),npm,the harness and TypeScript client tests)
+
+HARNESS_DIR := tests/harness
+HARNESS_NPM := $(HARNESS_DIR)/node_modules/.toolbound-lock-sha256
+$(HARNESS_NPM): $(HARNESS_DIR)/package-lock.json | node
+	cd $(HARNESS_DIR) && npm install --no-save --no-audit --no-fund --loglevel=error
+	@sha256sum $(HARNESS_DIR)/package-lock.json | cut -d' ' -f1 | tr -d '\n' > $@
+
+unit: $(STAMP) browser bubblewrap postgres $(HARNESS_NPM)
 	$(BIN)/pytest
 
 # A Debian package the tests need: installed with apt-get when missing and
@@ -60,6 +76,10 @@ postgres:
 	$(call debian_package,$(INITDB),postgresql,the store tests)
 
 test: browser bubblewrap postgres lint typecheck unit
+
+# Every harness over stdio and HTTP (a few minutes); `make test` runs one of them.
+harness: $(STAMP) $(HARNESS_NPM)
+	TOOLBOUND_HARNESSES=all $(BIN)/pytest tests/harness
 
 serve: $(STAMP)
 	$(BIN)/toolbound serve --workspace .
