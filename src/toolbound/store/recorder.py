@@ -62,7 +62,7 @@ from typing import Any
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.listeners import CallListener, CallStart, is_job_call
 from toolbound.model_text import Profile, model_text
-from toolbound.store.backend import Backend, Conn, connect_unwaiting
+from toolbound.store.backend import Backend, CallRows, Conn, connect_unwaiting
 from toolbound.store.ledger import measure
 
 log = logging.getLogger(__name__)
@@ -367,6 +367,9 @@ class CallRecorder(CallListener):
             )
 
     def _write(self, conn: Conn, ops: list[_Op]) -> None:
+        if ops and self.backend.kind == "postgresql":
+            self._write_grouped(conn, ops)
+            return
         if ops:
             inserted: list[CallHandle] = []
             try:
@@ -389,6 +392,67 @@ class CallRecorder(CallListener):
                     handle.row_id = None
                 self._degrade(err)
         _settle(ops)
+
+    def _write_grouped(self, conn: Conn, ops: list[_Op]) -> None:
+        """Write a batch as its calls' rows, one round trip (PostgreSQL: every
+        statement is a round trip, five per call when written one by one)."""
+        from toolbound.store.postgres import write_calls
+
+        groups: dict[CallHandle, CallRows] = {}
+        try:
+            for op in ops:
+                self._group(op, groups)
+            calls = [(h, rows) for h, rows in groups.items() if rows.call or rows.events]
+            if calls:
+                ids = write_calls(conn, CHANNEL, [rows for _, rows in calls])
+                for (handle, rows), row_id in zip(calls, ids, strict=True):
+                    if rows.call is not None:
+                        handle.row_id = row_id
+        except Exception as err:
+            # As _write: the batch is lost, the thread lives on, the calls settle.
+            self._degrade(err)
+        _settle(ops)
+
+    def _group(self, op: _Op, groups: dict[CallHandle, CallRows]) -> None:
+        """Add one operation's rows to its call's (budgets and ledger as _apply)."""
+        handle: CallHandle = op[1]
+        if op[0] == "call":
+            _, _, args, at = op
+            call = (self.session_id, handle.tool_call_id, handle.tool, args, at, handle.profile)
+            groups[handle] = CallRows(None, call, _payload(self.session_id, handle, -1))
+            return
+        _, _, event, at = op
+        rows = groups.get(handle)
+        if rows is None:
+            if handle.row_id is None:
+                return  # its call could not be recorded
+            rows = groups[handle] = CallRows(handle.row_id, None)
+        is_chunk = event["type"] == "chunk"
+        if is_chunk and not self._budget(handle, event["stream"]).admit(event["data"]):
+            return
+        rows.events.append(
+            (
+                event["seq"],
+                event["type"],
+                event["stream"] if is_chunk else None,
+                event["data"] if is_chunk else None,
+                None if is_chunk else _to_json(event["result"]),
+                at,
+            )
+        )
+        rows.payload = _payload(self.session_id, handle, event["seq"])
+        if not is_chunk:
+            if not is_job_call(handle.tool_call_id):
+                result = event["result"]
+                text = event.get("text")
+                if not isinstance(text, str):
+                    text = model_text(handle.tool, result, profile=handle.profile)
+                rows.ledger = measure(handle.tool, result, text).row()
+            rows.drops = [
+                (s, b.dropped_chunks, b.dropped_bytes)
+                for s, b in sorted(handle.budgets.items())
+                if b.dropped_chunks
+            ]
 
     def _budget(self, handle: CallHandle, stream: str) -> StreamBudget:
         budget = handle.budgets.get(stream)
@@ -455,6 +519,10 @@ class CallRecorder(CallListener):
             " ON CONFLICT (call_id) DO NOTHING",
             (handle.row_id, *measure(handle.tool, result, text).row()),
         )
+
+
+def _payload(session_id: str, handle: CallHandle, seq: int) -> str:
+    return json.dumps({"session": session_id, "call": handle.tool_call_id, "seq": seq})
 
 
 def _settle(ops: list[_Op]) -> None:
