@@ -70,7 +70,8 @@ GOAL_STREAM_RATIO = 3.0
 IDLE_READS = 200
 # The tools of the mix and their weights (the job's start and the first Read are extra).
 MIX = (("Read", 35), ("Grep", 12), ("Glob", 10), ("Bash", 18), ("JobOutput", 18), ("Edit", 7))
-JOB_COMMAND = "i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done"
+# A job that prints a line a second (one fork a second: 32 of them are load enough).
+JOB_COMMAND = "i=0; while true; do i=$((i+1)); echo tick $i; sleep 1; done"
 SHORT_COMMANDS = (
     "echo hello",
     "ls lib/json",
@@ -140,6 +141,7 @@ class Server:
     mark: str
     peak_rss_kb: int = 0
     peak_fds: int = 0
+    cpu_s: float = 0.0
     _stop: threading.Event = field(default_factory=threading.Event)
 
     def watch(self) -> None:
@@ -148,6 +150,9 @@ class Server:
         while not self._stop.wait(0.1):
             with contextlib.suppress(OSError):
                 self.peak_fds = max(self.peak_fds, len(os.listdir(f"/proc/{pid}/fd")))
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                self.cpu_s = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
             with contextlib.suppress(OSError):
                 status = Path(f"/proc/{pid}/status").read_text()
                 hwm = re.search(r"VmHWM:\s+(\d+) kB", status)
@@ -202,15 +207,26 @@ def running_server(ws: Path, data_dir: Path, store: str | None) -> Iterator[Serv
         watcher.join()
 
 
-def processes_left(mark: str) -> list[int]:
-    """Processes still carrying this run's mark in their environment."""
+def processes_left(mark: str, *, settle_s: float = 2.0) -> list[str]:
+    """Processes still carrying this run's mark in their environment, pid and
+    command, once those exiting as the server stopped had ``settle_s`` to go."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        left = _marked(mark)
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
+
+
+def _marked(mark: str) -> list[str]:
     needle = f"{MARK_ENV}={mark}".encode()
     left = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             with contextlib.suppress(OSError):
                 if needle in Path(f"/proc/{entry}/environ").read_bytes():
-                    left.append(int(entry))
+                    argv = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ")
+                    left.append(f"{entry} {argv.decode(errors='replace')[:80]}")
     return left
 
 
@@ -349,7 +365,8 @@ def mix(label: str, root: Path, args: argparse.Namespace, store: str | None) -> 
     )
     print(
         f"  calls answered {tally.answered:,} in {wall_s:.1f} s:"
-        f" {tally.answered / wall_s:.0f} calls/s"
+        f" {tally.answered / wall_s:.0f} calls/s; the server's own CPU {server.cpu_s:.1f} s,"
+        f" {server.cpu_s / max(1, tally.answered) * 1e3:.1f} ms a call"
     )
     print(f"  {'tool':<10} {'calls':>7} {'p50 ms':>8} {'p99 ms':>8}")
     for tool, values in sorted(tally.latencies.items()):
@@ -433,6 +450,10 @@ def stream(label: str, root: Path, args: argparse.Namespace, store: str | None) 
     )
     print(f"  p99 / idle median     {ratio:8.2f}x  {verdict} (goal <= {GOAL_STREAM_RATIO:.0f}x)")
     print(f"  server peak RSS {server.peak_rss_kb / 1024:.0f} MiB; processes left {len(left)}")
+    for line in left:
+        print(f"    {line}")
+    for line in left:
+        print(f"    {line}")
 
 
 def main() -> None:
