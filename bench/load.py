@@ -141,7 +141,8 @@ class Server:
     mark: str
     peak_rss_kb: int = 0
     peak_fds: int = 0
-    cpu_s: float = 0.0
+    cpu_s: float = 0.0  # since it announced itself (its imports and start left out)
+    _cpu_at_start: float | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
 
     def watch(self) -> None:
@@ -152,7 +153,10 @@ class Server:
                 self.peak_fds = max(self.peak_fds, len(os.listdir(f"/proc/{pid}/fd")))
             with contextlib.suppress(OSError, IndexError, ValueError):
                 fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                self.cpu_s = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+                total = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+                if self._cpu_at_start is None:
+                    self._cpu_at_start = total
+                self.cpu_s = total - self._cpu_at_start
             with contextlib.suppress(OSError):
                 status = Path(f"/proc/{pid}/status").read_text()
                 hwm = re.search(r"VmHWM:\s+(\d+) kB", status)
@@ -255,6 +259,7 @@ class Tally:
     latencies: dict[str, list[float]] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)
     answered: int = 0
+    client_cpu_s: float = 0.0
 
     async def call(self, client: Client, tool: str, args: dict[str, Any]) -> str:
         t0 = time.perf_counter()
@@ -345,9 +350,10 @@ async def run_mix(
 ) -> tuple[Tally, float]:
     targets = read_targets(ws)
     tally = Tally()
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     deadline = t0 + duration_s
     await asyncio.gather(*(agent(server, i, deadline, targets, tally) for i in range(sessions)))
+    tally.client_cpu_s = time.process_time() - cpu0
     return tally, time.perf_counter() - t0
 
 
@@ -366,7 +372,8 @@ def mix(label: str, root: Path, args: argparse.Namespace, store: str | None) -> 
     print(
         f"  calls answered {tally.answered:,} in {wall_s:.1f} s:"
         f" {tally.answered / wall_s:.0f} calls/s; the server's own CPU {server.cpu_s:.1f} s,"
-        f" {server.cpu_s / max(1, tally.answered) * 1e3:.1f} ms a call"
+        f" {server.cpu_s / max(1, tally.answered) * 1e3:.1f} ms a call; the SDK clients'"
+        f" {tally.client_cpu_s / max(1, tally.answered) * 1e3:.1f} ms a call"
     )
     print(f"  {'tool':<10} {'calls':>7} {'p50 ms':>8} {'p99 ms':>8}")
     for tool, values in sorted(tally.latencies.items()):
