@@ -39,6 +39,10 @@ interval later than before (and a crash of the host meanwhile loses it, as it
 loses the call). A short call so costs no thread hop and one transaction
 (measured, 500 x ``true`` through Bash: 2.85 -> 2.39 ms per call, the writer
 thread's 0.45 ms of CPU per call gone, the loop's transaction about 0.2 ms).
+On PostgreSQL the writer thread groups a batch by call and writes each call's
+rows as one statement, the whole batch in one round trip
+(``store.postgres.write_calls``), instead of five round trips per call
+(measured, one process recording 1,000 calls: about 1.0 -> 0.6 ms of CPU a call).
 
 Pieces:
     CallHandle    one call being recorded: event(), settled()
