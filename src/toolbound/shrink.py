@@ -92,6 +92,9 @@ def budget_for(ctx: ToolContext, tool: str, base: Budget) -> tuple[Budget, str |
 def search_page(ctx: ToolContext, tool: str, entries: int) -> tuple[ToolContext, int, str | None]:
     """Grep's or Glob's page of ``entries`` and its byte budget, shrunk together.
 
+    Under the economy profile the page starts from ``limits.economy.search``
+    (never more than the exact profile's ``limits.search``), then shrinks.
+
     Returns the context to search with (its ``limits.search`` the shrunken
     budget, so every fit and notice of the page uses it), the entries a page
     may show, and the sentence naming the shrink (None when nothing shrank).
