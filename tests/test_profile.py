@@ -93,7 +93,7 @@ def test_the_cli_context_window_shrinks_economy_budgets_by_the_recorded_context(
     )
     assert shrunk.returncode == 0, shrunk.stderr
     assert json.loads(shrunk.stdout)["notice"] == (
-        "Bash stdout budget shrunk to 100 lines / 4KB (from 300 lines / 12KB): "
+        "Bash stdout budget shrunk to 100 lines / 4KB (from 200 lines / 4KB): "
         "the context is 80% full."
     )
     roomy = run_cli(
@@ -115,6 +115,6 @@ def test_the_tools_are_described_for_the_profile(tmp_path: Path) -> None:
         assert economy[tool].startswith(exact[tool])
         assert economy[tool].endswith("a notice names a shrunken budget.")
     assert "a re-read of a window whose bytes are unchanged" in economy["Read"]
-    assert "stderr within 150 lines / 6KB" in economy["Bash"]
+    assert "stderr within 100 lines / 2KB" in economy["Bash"]
     # Edit, Write and the job tools are the same in both profiles.
     assert all(economy[t] == exact[t] for t in ("Edit", "Write", "JobOutput", "JobStop"))

@@ -65,17 +65,31 @@ class Economy:
     (nor above the budget it shrinks).
     """
 
-    # bench/economy_bash.py: 8KB / 4KB already kept every needle in view
-    # (0.062x the exact profile's bytes); 12KB / 6KB leaves a test run's failure
-    # report 6KB above its summary for 0.080x (0.67x Codex CLI's 10,000 bytes).
-    shell_stdout: Budget = Budget(max_bytes=12 * KB, max_lines=300)
+    # bench/economy.py on its two traces (issue 30): 4KB / 200 lines (stderr
+    # 2KB / 100) keeps every needle visible or in the spill, hides fewer than
+    # Codex CLI's 10,000 bytes, for 0.44x Codex's bytes on the shell-heavy trace
+    # (6KB: 0.53x; 12KB / 300, the earlier budget: 0.87x). 100 lines hid an
+    # `ls -R | head -200` that 200 lines keep whole.
+    shell_stdout: Budget = Budget(max_bytes=4 * KB, max_lines=200)
     stdout_head_share: float = 0.5
     # A failing command's message is its last words: three quarters to the tail.
-    shell_stderr: Budget = Budget(max_bytes=6 * KB, max_lines=150)
+    shell_stderr: Budget = Budget(max_bytes=2 * KB, max_lines=100)
     stderr_head_share: float = 0.25
-    # Read's window (tools/read.py window_for: bench/economy.py --windows measured
-    # it): 200 lines within 16 KB, never more than the exact profile's.
-    read_window: Budget = Budget(max_bytes=16 * KB, max_lines=200)
+    # Read's window (tools/read.py window_for), never more than the exact
+    # profile's: bench/economy.py --windows chose 200 lines / 16 KB; with the
+    # outline below naming the definitions past a window, 150 lines / 12 KB hides
+    # no more needles (0.46x Codex's bytes on bench/economy.py, 16 KB: 0.54x).
+    read_window: Budget = Budget(max_bytes=12 * KB, max_lines=150)
+    # A window that stops before a source file's end names the file's top-level
+    # definitions further on (bounds/outline.py): at most this many, each line
+    # clipped at this many characters, found in at most this many bytes after it.
+    outline_entries: int = 40
+    outline_line_chars: int = 100
+    outline_scan_bytes: int = 1024 * KB
+    # Grep's and Glob's page (entries within bytes), never more than the exact
+    # profile's: a cut page names its next offset, so nothing is out of reach.
+    # (8 KB / 100: a 13 KB page of ERROR lines became 4.7 KB, every needle kept.)
+    search: Budget = Budget(max_bytes=8 * KB, max_lines=100)
     # (fill share of the context window, factor of the budget from there on).
     shrink_steps: tuple[tuple[float, float], ...] = ((0.5, 0.5), (0.7, 0.25), (0.85, 0.125))
     shrink_floor: Budget = Budget(max_bytes=4 * KB, max_lines=100)
@@ -90,6 +104,8 @@ class Economy:
             raise ValueError("shrink steps need rising fill shares and factors in (0, 1]")
         if factors != sorted(factors, reverse=True):
             raise ValueError("a fuller context must not grow a budget back")
+        if min(self.outline_entries, self.outline_line_chars, self.outline_scan_bytes) < 0:
+            raise ValueError("outline limits must not be negative")
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,7 @@ Pieces:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from toolbound.limits import Budget, format_size
@@ -128,6 +128,14 @@ def read_unchanged(*, call_id: str, offset: int, line_count: int, next_offset: i
     if next_offset is not None:
         said.append(f"The file continues: call Read with offset {next_offset} for the next lines.")
     return " ".join(said)
+
+
+def read_outline(entries: Sequence[tuple[int, str]], *, more: int) -> str:
+    """Read (economy): the top-level definitions after a window that stopped
+    before the file's end, each with its line (Read offset = line - 1)."""
+    listed = "".join(f"\n  {line}: {text}" for line, text in entries)
+    rest = f"\n  ... and {more} more" if more else ""
+    return f"Top-level definitions further on (line: text; Read offset = line - 1):{listed}{rest}"
 
 
 def read_clipped_grep(path: str) -> str:

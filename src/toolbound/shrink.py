@@ -125,14 +125,23 @@ def budget_for(
 def search_page(ctx: ToolContext, tool: str, entries: int) -> tuple[ToolContext, int, str | None]:
     """Grep's or Glob's page of ``entries`` and its byte budget, shrunk together.
 
+    Under the economy profile the page starts from ``limits.economy.search``
+    (never more than the exact profile's ``limits.search``), then shrinks.
+
     Returns the context to search with (its ``limits.search`` the shrunken
     budget, so every fit and notice of the page uses it), the entries a page
     may show, and the sentence naming the shrink (None when nothing shrank).
     """
     search = ctx.limits.search
+    if ctx.profile == "economy":
+        page = ctx.limits.economy.search
+        search = Budget(
+            max_bytes=min(search.max_bytes, page.max_bytes),
+            max_lines=min(search.max_lines, page.max_lines),
+        )
     base = Budget(max_bytes=search.max_bytes, max_lines=min(entries, search.max_lines))
     budget, sentence = budget_for(ctx, tool, base)
-    if sentence is None:
+    if budget == Budget(ctx.limits.search.max_bytes, min(entries, ctx.limits.search.max_lines)):
         return ctx, entries, None
     limits = ctx.limits.replace(search=budget)
     return dataclasses.replace(ctx, limits=limits), budget.max_lines, sentence

@@ -57,12 +57,12 @@ async def test_a_test_runs_closing_summary_is_in_the_result_and_in_the_spill(
     raw = summary_raw
     result = await bash(host, SUMMARY)
     spill = result["spill"]["stdout"]
-    head = "".join(f"{i}\n" for i in range(1, 151))
-    tail = "".join(f"{i}\n" for i in range(299852, 300001)) + "SUMMARY: 1 failed\n"
+    head = "".join(f"{i}\n" for i in range(1, 101))
+    tail = "".join(f"{i}\n" for i in range(299902, 300001)) + "SUMMARY: 1 failed\n"
     cut = len(raw) - len(head) - len(tail)
     assert result["stdout"] == (
-        f"{head}[truncated: kept the first 150 and the last 150 of 300001 lines; "
-        f"299701 lines ({cut} bytes) cut here; limit 300 lines / 12KB. "
+        f"{head}[truncated: kept the first 100 and the last 100 of 300001 lines; "
+        f"299801 lines ({cut} bytes) cut here; limit 200 lines / 4KB. "
         f"Full output saved to {spill} — Grep it, or Read it with offset/limit.]\n{tail}"
     )
     assert result["totals"]["stdout"] == {"bytes": len(raw), "lines": 300001}
@@ -151,7 +151,7 @@ async def test_stderr_keeps_its_last_words_and_its_first_and_spills_the_rest(
     stderr = result["stderr"]
     assert stderr.startswith("warning 0: deprecated call\n")
     assert stderr.endswith("warning 4999: deprecated call\nError: the last word\n")
-    assert "[truncated: kept the first 37 and the last 113 of 5001 lines;" in stderr
+    assert "[truncated: kept the first 18 and the last 51 of 5001 lines;" in stderr
     spill = spill_of(result, "stderr")
     assert b"warning 2500: deprecated call\n" in spill
     assert spill.endswith(b"Error: the last word\n")
@@ -173,7 +173,7 @@ async def test_a_filling_context_shrinks_the_stream_budget_and_the_spill_keeps_i
         h.context_used(800)
         result = await bash(h, "seq 1 1000")
     assert result["notice"] == (
-        "Bash stdout budget shrunk to 100 lines / 4KB (from 300 lines / 12KB): "
+        "Bash stdout budget shrunk to 100 lines / 4KB (from 200 lines / 4KB): "
         "the context is 80% full."
     )
     head = "".join(f"{i}\n" for i in range(1, 51))
@@ -195,7 +195,7 @@ def test_the_cli_prints_the_economy_text_with_both_ends(tmp_path: Path) -> None:
     assert economy.returncode == 0, economy.stderr
     text = economy.stdout
     assert text.startswith("[exit status 0]\n<stdout>\n1\n2\n")
-    assert "[truncated: kept the first 150 and the last 150 of 300001 lines;" in text
+    assert "[truncated: kept the first 100 and the last 100 of 300001 lines;" in text
     assert text.endswith("300000\nSUMMARY: 1 failed\n</stdout>\n")
     spill = text.split("Full output saved to ", 1)[1].split(" — ", 1)[0]
     assert Path(spill).read_bytes().endswith(b"300000\nSUMMARY: 1 failed\n")

@@ -91,7 +91,7 @@ async def test_without_a_report_the_sessions_own_context_shrinks_the_budget(
         host.context_used(990)
         reported = await asyncio.wait_for(host.call("Bash", {"command": "seq 1 1000"}), 60)
     assert full["notice"] == (
-        "Bash stdout budget shrunk to 100 lines / 4KB (from 300 lines / 12KB): "
+        "Bash stdout budget shrunk to 100 lines / 4KB (from 200 lines / 4KB): "
         "the context is 80% full."
     )
     # After the checkpoint the context holds the retained message and the summary only...

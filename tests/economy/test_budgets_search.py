@@ -4,6 +4,7 @@ while the next page (or a narrower pattern) brings back what they left out."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,13 @@ import pytest
 
 from support import run_cli, write
 from toolbound import ToolHost, model_text
+from toolbound.limits import DEFAULT_LIMITS
+
+# The shrinking is tested from the exact profile's page (48 KB / 2000 lines);
+# the economy's own smaller page has its test below.
+WIDE_PAGE = DEFAULT_LIMITS.replace(
+    economy=dataclasses.replace(DEFAULT_LIMITS.economy, search=DEFAULT_LIMITS.search)
+)
 
 CALL_TIMEOUT_S = 60
 
@@ -31,8 +39,27 @@ async def call(host: ToolHost, tool: str, args: dict[str, Any]) -> dict[str, Any
 
 def economy_host(tmp_path: Path, ws: Path) -> ToolHost:
     return ToolHost(
-        workspace=ws, data_dir=tmp_path / "data", profile="economy", context_window=200_000
+        workspace=ws,
+        data_dir=tmp_path / "data",
+        profile="economy",
+        context_window=200_000,
+        limits=WIDE_PAGE,
     )
+
+
+async def test_the_economy_grep_page_is_100_entries_and_the_next_page_brings_the_rest(
+    tmp_path: Path, ws: Path
+) -> None:
+    args = {"pattern": "needle", "outputMode": "filesWithMatches"}
+    async with ToolHost(workspace=ws, data_dir=tmp_path / "data", profile="economy") as host:
+        first = await call(host, "Grep", args)
+        later = await call(host, "Grep", {**args, "offset": 100})
+    assert first["files"] == [f"src/f{i:03d}.txt" for i in range(100)]
+    assert first["notice"] == (
+        "Showing entries 1-100; more exist. Call again with offset 100 for the next page, "
+        "or narrow `path`, `glob` or `pattern`."
+    )
+    assert later["files"][:2] == ["src/f100.txt", "src/f101.txt"]
 
 
 async def test_a_grep_page_shrinks_at_80_percent_and_the_next_page_brings_the_rest(
@@ -53,7 +80,9 @@ async def test_a_grep_page_shrinks_at_80_percent_and_the_next_page_brings_the_re
     assert later["files"][:2] == ["src/f100.txt", "src/f101.txt"]
 
 
-async def test_an_unshrunken_grep_page_is_the_exact_profiles_page(tmp_path: Path, ws: Path) -> None:
+async def test_an_unshrunken_grep_page_from_the_exact_budget_is_the_exact_profiles_page(
+    tmp_path: Path, ws: Path
+) -> None:
     args = {"pattern": "needle", "outputMode": "filesWithMatches"}
     async with economy_host(tmp_path, ws) as host:
         host.context_used(99_000)

@@ -312,12 +312,39 @@ async def test_a_filling_context_shrinks_the_window_and_the_notice_names_it(
         full = await host.call("Read", {"path": "long.txt"})
         host.context_used(100)
         roomy = await host.call("Read", {"path": "long.txt", "offset": 500})
-    # 90% full: an eighth of 200 lines / 16KB, kept at the floor of 100 lines / 4KB.
+    # 90% full: an eighth of 150 lines / 12KB, kept at the floor of 100 lines / 4KB.
     assert full["lineCount"] == 100
     assert full["content"] == "".join(lines[:100])
     assert full["notice"].endswith(
-        "Read budget shrunk to 100 lines / 4KB (from 200 lines / 16KB): the context is 90% full."
+        "Read budget shrunk to 100 lines / 4KB (from 150 lines / 12KB): the context is 90% full."
     )
     assert "call Read with offset 100" in full["notice"]
     assert roomy["lineCount"] == ECONOMY_WINDOW_LINES
     assert "budget shrunk" not in roomy["notice"]
+
+
+async def test_a_window_that_stops_short_names_the_definitions_further_on(
+    tmp_path: Path, ws: Path, host: ToolHost
+) -> None:
+    body = "".join(f"x{n} = {n}\n" for n in range(ECONOMY_WINDOW_LINES + 10))
+    (ws / "big.py").write_text(
+        body + "class Later:\n    def method(self):\n        pass\ndef end():\n"
+    )
+    later = ECONOMY_WINDOW_LINES + 11
+    result = await asyncio.wait_for(host.call("Read", {"path": "big.py"}), CALL_TIMEOUT_S)
+    assert result["lineCount"] == ECONOMY_WINDOW_LINES
+    assert result["notice"].endswith(
+        f"call Read with offset {ECONOMY_WINDOW_LINES} for the next lines. "
+        "Top-level definitions further on (line: text; Read offset = line - 1):"
+        f"\n  {later}: class Later:\n  {later + 3}: def end():"
+    )
+    page = await asyncio.wait_for(
+        host.call("Read", {"path": "big.py", "offset": later - 1, "limit": 1}), CALL_TIMEOUT_S
+    )
+    assert page["content"] == "class Later:\n"
+    async with ToolHost(ws, data_dir=tmp_path / "exact") as exact:
+        whole = await asyncio.wait_for(exact.call("Read", {"path": "big.py"}), CALL_TIMEOUT_S)
+    assert "notice" not in whole
+    assert whole["content"].endswith(
+        "class Later:\n    def method(self):\n        pass\ndef end():\n"
+    )

@@ -27,10 +27,10 @@ async def test_serve_with_the_economy_profile_answers_a_re_read_unchanged(tmp_pa
         first = await client.call_tool("Read", {"path": "a.txt"})
         again = await client.call_tool("Read", {"path": "a.txt"})
     # The tools are described for the profile in force.
-    assert "economy profile: `limit` defaults to 200 lines within 16KB" in str(
+    assert "economy profile: `limit` defaults to 150 lines within 12KB" in str(
         listed["Read"].description
     )
-    assert "stdout keeps its first and last lines within 300 lines / 12KB" in str(
+    assert "stdout keeps its first and last lines within 200 lines / 4KB" in str(
         listed["Bash"].description
     )
     assert text_of(first) == TEXT

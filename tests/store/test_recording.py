@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from toolbound import DEFAULT_LIMITS, SessionStore, ToolHost, model_text
-from toolbound.store import StoreUnavailable, is_url
+from toolbound.store import CallRecorder, StoreUnavailable, is_url
 
 
 async def test_an_invalid_read_call_is_recorded_with_its_result(
@@ -193,3 +193,42 @@ async def test_a_store_that_stays_locked_delays_the_result_at_most_the_busy_time
                 "text": model_text("Edit", later),
             }
         ]
+
+
+def test_a_burst_of_calls_and_a_call_continued_later_are_stored_whole(
+    open_store: Callable[..., SessionStore],
+) -> None:
+    """The writer takes whatever is queued as one batch (on PostgreSQL several calls
+    pipelined in one transaction); a call whose start an earlier batch wrote gets its
+    later events under the same row."""
+    with open_store() as store:
+        store.session("s1")
+        recorder = CallRecorder(store.backend, "s1")
+        try:
+            early = recorder.start("early", "Bash", {"command": "x"})
+            first = recorder.start("first", "Glob", {"pattern": "*"})
+            first.event({"type": "result", "seq": 0, "result": {"matches": []}})
+            first.done.result(timeout=30)  # so "early"'s start is written by now
+            burst = [recorder.start(f"b{i}", "Glob", {"pattern": "*"}) for i in range(40)]
+            for handle in burst:
+                chunk = {"type": "chunk", "seq": 0, "stream": "stdout", "data": "x\n"}
+                handle.event(chunk)
+                handle.event({"type": "result", "seq": 1, "result": {"matches": []}})
+            early.event({"type": "chunk", "seq": 0, "stream": "stdout", "data": "late\n"})
+            early.event({"type": "result", "seq": 1, "result": {"exitCode": 0}})
+        finally:
+            recorder.close()
+        assert [c["tool"] for c in store.tool_calls("s1")] == ["Bash", "Glob"] + ["Glob"] * 40
+        assert [e["type"] for e in store.events("b39")] == ["chunk", "result"]
+        replayed = [{k: v for k, v in e.items() if k != "text"} for e in store.events("early")]
+        assert replayed == [
+            {
+                "type": "chunk",
+                "toolCallId": "early",
+                "seq": 0,
+                "stream": "stdout",
+                "data": "late\n",
+            },
+            {"type": "result", "toolCallId": "early", "seq": 1, "result": {"exitCode": 0}},
+        ]
+        assert len(store.session("s1").ledger()["calls"]) == 42

@@ -12,6 +12,7 @@ Pieces:
     binary    the binary test shared by Read and Grep
     terminal  what a terminal shows of a stream: rewrites collapsed, styling removed
     headtail  a stream's first and last parts with a marker between (economy profile)
+    outline   the top-level definitions past a cut Read window (economy profile)
 """
 
 from toolbound.bounds.binary import BinaryVerdict, is_binary_file, sniff_binary

@@ -12,6 +12,7 @@ Pieces:
                        PostgreSQL adapter alike
     StoreUnavailable   the database cannot be reached, opened or migrated (store.errors)
     Conflict           what an integrity error meant: "ended", "taken" or None
+    CallRows           one call's rows in a recorder's write (store.postgres.write_calls)
     Backend            one store location: connect(), its dialect, describe()
     SqliteBackend      ``<data_dir>/toolbound.db``
     is_url             does a store location name a PostgreSQL database
@@ -25,6 +26,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -61,6 +63,22 @@ class Conn(Protocol):
     def in_transaction(self) -> bool: ...
 
     def close(self) -> None: ...
+
+
+@dataclass(eq=False)
+class CallRows:
+    """One call's rows in one write of a recorder: its start (``call``, when its
+    row is new) or its known ``call_id``, then its events
+    ``(seq, type, stream, data, result, created_at)``, its ledger row's columns
+    after ``call_id``, its drops ``(stream, chunks, bytes)``, and the NOTIFY
+    payload announcing them."""
+
+    call_id: int | None
+    call: tuple[Any, ...] | None
+    payload: str = ""
+    events: list[tuple[Any, ...]] = field(default_factory=list)
+    ledger: tuple[int, ...] | None = None
+    drops: list[tuple[str, int, int]] = field(default_factory=list)
 
 
 class Backend(Protocol):

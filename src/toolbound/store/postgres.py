@@ -13,15 +13,23 @@ each sees what the previous one wrote.
 Committed tool events are announced with NOTIFY on :data:`CHANNEL`, so a web
 view on another machine follows a running call live without polling.
 
+A recorder's batch goes in one round trip (:func:`write_calls`): each call's
+rows (its start, events, ledger row, drops, and its NOTIFY) are one
+statement, and a batch of several calls is one pipelined transaction.
+Measured (bench/store.py, 8 processes x 1,000 calls): the five round trips
+per call it replaced cost 0.6x raw inserts' rate.
+
 Pieces:
     CHANNEL           the NOTIFY channel of recorded tool events (the recorder's)
     PgConn            a psycopg connection with the store's ``?`` placeholders
     PostgresBackend   connect(), the dialect, describe()
+    write_calls       a recorder's batch of calls' rows, in one round trip
     listen            a connection LISTENing on CHANNEL, for a web view
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -30,12 +38,12 @@ from psycopg import errors as pg_errors
 from psycopg import pq, sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from toolbound.store.backend import Conflict, Conn, Cursor
+from toolbound.store.backend import CallRows, Conflict, Conn, Cursor
 from toolbound.store.errors import StoreUnavailable
 from toolbound.store.recorder import CHANNEL
 from toolbound.store.schema import migrate
 
-__all__ = ["CHANNEL", "PgConn", "PostgresBackend", "listen"]
+__all__ = ["CHANNEL", "PgConn", "PostgresBackend", "listen", "write_calls"]
 
 
 def _placeholders(sql: str) -> str:
@@ -148,6 +156,82 @@ class PostgresBackend:
 
     def describe(self) -> str:
         return _redacted(self.url)
+
+
+# One call's rows in one statement: its row (inserted, or the id it already
+# has), then its events, ledger row and drops as JSON records (one parameter
+# each, so the prepared statement's types never change), and its NOTIFY, sent
+# when the statement's transaction commits. The events' foreign key is checked
+# at the statement's end, when the call's row is there.
+_CALL_ROWS = """
+WITH c AS ({call}),
+e AS (
+    INSERT INTO tool_events (call_id, seq, type, stream, data, result, created_at)
+    SELECT c.id, r.seq, r.type, r.stream, r.data, r.result, r.created_at
+    FROM c, json_to_recordset(%s::json) AS r(
+        seq bigint, type text, stream text, data text, result text, created_at float8)
+),
+l AS (
+    INSERT INTO tool_call_ledger (call_id, model_tokens, model_bytes, elided_bytes,
+        spilled_bytes, reread_avoided)
+    SELECT c.id, r.t, r.b, r.e, r.s, r.r
+    FROM c, json_to_recordset(%s::json) AS r(t bigint, b bigint, e bigint, s bigint, r bigint)
+    ON CONFLICT (call_id) DO NOTHING
+),
+d AS (
+    INSERT INTO tool_call_drops (call_id, stream, chunks, bytes)
+    SELECT c.id, r.stream, r.chunks, r.bytes
+    FROM c, json_to_recordset(%s::json) AS r(stream text, chunks bigint, bytes bigint)
+)
+SELECT c.id, pg_notify(%s, %s)::text FROM c
+"""
+_NEW_CALL = _CALL_ROWS.format(
+    call="INSERT INTO tool_calls (session_id, tool_call_id, tool, args, started_at, profile)"
+    " VALUES (%s, %s, %s, %s, %s, %s) RETURNING id"
+)
+_KNOWN_CALL = _CALL_ROWS.format(call="SELECT %s::bigint AS id")
+
+_to_json = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _execute_call(raw: psycopg.Connection[Any], rows: CallRows, channel: str) -> Any:
+    events = _to_json(
+        [
+            {"seq": q, "type": t, "stream": s, "data": d, "result": r, "created_at": at}
+            for q, t, s, d, r, at in rows.events
+        ]
+    )
+    ledger = _to_json([] if rows.ledger is None else [dict(zip("tbesr", rows.ledger, strict=True))])
+    drops = _to_json([{"stream": s, "chunks": c, "bytes": b} for s, c, b in rows.drops])
+    tail = (events, ledger, drops, channel, rows.payload)
+    if rows.call is not None:
+        return raw.execute(_NEW_CALL, (*rows.call, *tail), prepare=True)
+    return raw.execute(_KNOWN_CALL, (rows.call_id, *tail), prepare=True)
+
+
+def write_calls(conn: Conn, channel: str, calls: Sequence[CallRows]) -> list[int]:
+    """Write each call's rows and NOTIFY ``channel``, all in one transaction and
+    one round trip; the calls' row ids, in order.
+
+    One call is one statement in autocommit mode (its own transaction); more
+    are pipelined between BEGIN and COMMIT. Raises the driver's error, with
+    nothing written and no transaction left open.
+    """
+    assert isinstance(conn, PgConn)
+    raw = conn.raw
+    try:
+        if len(calls) == 1:
+            cursors = [_execute_call(raw, calls[0], channel)]
+        else:
+            with raw.pipeline():
+                raw.execute("BEGIN")
+                cursors = [_execute_call(raw, rows, channel) for rows in calls]
+                raw.execute("COMMIT")
+        return [cur.fetchone()[0] for cur in cursors]
+    except BaseException:
+        if raw.info.transaction_status != pq.TransactionStatus.IDLE:
+            raw.execute("ROLLBACK")
+        raise
 
 
 def listen(url: str, channel: str = CHANNEL) -> psycopg.Connection[Any]:

@@ -39,6 +39,10 @@ interval later than before (and a crash of the host meanwhile loses it, as it
 loses the call). A short call so costs no thread hop and one transaction
 (measured, 500 x ``true`` through Bash: 2.85 -> 2.39 ms per call, the writer
 thread's 0.45 ms of CPU per call gone, the loop's transaction about 0.2 ms).
+On PostgreSQL the writer thread groups a batch by call and writes each call's
+rows as one statement, the whole batch in one round trip
+(``store.postgres.write_calls``), instead of five round trips per call
+(measured, one process recording 1,000 calls: about 1.0 -> 0.6 ms of CPU a call).
 
 Pieces:
     CallHandle    one call being recorded: event(), settled()
@@ -63,7 +67,7 @@ from toolbound.fit import NO_FIT, Fit
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.listeners import CallListener, CallStart, is_job_call
 from toolbound.model_text import Profile, model_text
-from toolbound.store.backend import Backend, Conn, connect_unwaiting
+from toolbound.store.backend import Backend, CallRows, Conn, connect_unwaiting
 from toolbound.store.ledger import measure
 
 log = logging.getLogger(__name__)
@@ -379,6 +383,9 @@ class CallRecorder(CallListener):
             )
 
     def _write(self, conn: Conn, ops: list[_Op]) -> None:
+        if ops and self.backend.kind == "postgresql":
+            self._write_grouped(conn, ops)
+            return
         if ops:
             inserted: list[CallHandle] = []
             try:
@@ -401,6 +408,67 @@ class CallRecorder(CallListener):
                     handle.row_id = None
                 self._degrade(err)
         _settle(ops)
+
+    def _write_grouped(self, conn: Conn, ops: list[_Op]) -> None:
+        """Write a batch as its calls' rows, one round trip (PostgreSQL: every
+        statement is a round trip, five per call when written one by one)."""
+        from toolbound.store.postgres import write_calls
+
+        groups: dict[CallHandle, CallRows] = {}
+        try:
+            for op in ops:
+                self._group(op, groups)
+            calls = [(h, rows) for h, rows in groups.items() if rows.call or rows.events]
+            if calls:
+                ids = write_calls(conn, CHANNEL, [rows for _, rows in calls])
+                for (handle, rows), row_id in zip(calls, ids, strict=True):
+                    if rows.call is not None:
+                        handle.row_id = row_id
+        except Exception as err:
+            # As _write: the batch is lost, the thread lives on, the calls settle.
+            self._degrade(err)
+        _settle(ops)
+
+    def _group(self, op: _Op, groups: dict[CallHandle, CallRows]) -> None:
+        """Add one operation's rows to its call's (budgets and ledger as _apply)."""
+        handle: CallHandle = op[1]
+        if op[0] == "call":
+            _, _, args, at = op
+            call = (self.session_id, handle.tool_call_id, handle.tool, args, at, handle.profile)
+            groups[handle] = CallRows(None, call, _payload(self.session_id, handle, -1))
+            return
+        _, _, event, at = op
+        rows = groups.get(handle)
+        if rows is None:
+            if handle.row_id is None:
+                return  # its call could not be recorded
+            rows = groups[handle] = CallRows(handle.row_id, None)
+        is_chunk = event["type"] == "chunk"
+        if is_chunk and not self._budget(handle, event["stream"]).admit(event["data"]):
+            return
+        rows.events.append(
+            (
+                event["seq"],
+                event["type"],
+                event["stream"] if is_chunk else None,
+                event["data"] if is_chunk else None,
+                None if is_chunk else _to_json(event["result"]),
+                at,
+            )
+        )
+        rows.payload = _payload(self.session_id, handle, event["seq"])
+        if not is_chunk:
+            if not is_job_call(handle.tool_call_id):
+                result = event["result"]
+                text = event.get("text")
+                if not isinstance(text, str):
+                    text = model_text(handle.tool, result, profile=handle.profile)
+                rows.ledger = measure(handle.tool, result, text).row()
+            rows.drops = [
+                (s, b.dropped_chunks, b.dropped_bytes)
+                for s, b in sorted(handle.budgets.items())
+                if b.dropped_chunks
+            ]
 
     def _budget(self, handle: CallHandle, stream: str) -> StreamBudget:
         budget = handle.budgets.get(stream)
@@ -478,6 +546,10 @@ class CallRecorder(CallListener):
             " ON CONFLICT (call_id) DO NOTHING",
             (handle.row_id, *measure(handle.tool, result, text).row()),
         )
+
+
+def _payload(session_id: str, handle: CallHandle, seq: int) -> str:
+    return json.dumps({"session": session_id, "call": handle.tool_call_id, "seq": seq})
 
 
 def _settle(ops: list[_Op]) -> None:

@@ -57,6 +57,7 @@ from toolbound import notices
 from toolbound.arguments import ReadArgs
 from toolbound.bounds import sniff_binary
 from toolbound.bounds.binary import BinaryVerdict
+from toolbound.bounds.outline import outline
 from toolbound.bounds.paging import (
     Page,
     build_page,
@@ -124,7 +125,7 @@ def window_for(args: ReadArgs, ctx: ToolContext) -> Window:
     """The window of a Read call: the one place its size is decided.
 
     Exact: the seed's table (the call's limit, default 2000 lines, within 48 KB).
-    Economy: ``limits.economy.read_window`` (200 lines within 16 KB, never more
+    Economy: ``limits.economy.read_window`` (150 lines within 12 KB, never more
     than exact's), or the call's own limit within those bytes. The arguments
     arrive with a limit left out filled with the host default
     (``limits.read_window_lines``), so a limit of exactly that reads as left out.
@@ -137,6 +138,10 @@ def window_for(args: ReadArgs, ctx: ToolContext) -> Window:
     of 339,413, for 31 pages instead of 20; 100 lines saves 12% more bytes for
     15 more pages (SWE-agent's ablation found a 100-line viewer solves more
     tasks than a whole file; 200 keeps most of the byte gain in fewer calls).
+    Since a window that stops short names the file's top-level definitions
+    further on (``_with_outline``), 150 lines / 12 KB hides no more of the
+    trace's needles than 200 / 16 KB did, for 0.46x Codex CLI's bytes instead
+    of 0.54x (issue 30).
 
     The economy's shrinking budgets (as the model's context fills, ``ctx.gauge``)
     apply here, on ``budget``, with their sentence on ``Window.notice``; so does
@@ -203,6 +208,8 @@ def read_window(
         result, seen = _page(
             fd, target, FileKey.of(st), offset=offset, limit=limit, limits=window, stop=stop
         )
+        if profile == "economy" and seen is not None and not seen.at_eof:
+            result = _with_outline(fd, result, seen.end, st.st_size, limits)
     except OSError as err:
         raise _os_error(err, target) from None
     finally:
@@ -394,6 +401,26 @@ def _why(verdict: BinaryVerdict, limits: Limits) -> str:
         return f"{sniffed} hold NUL bytes"
     share = round(limits.binary_nonprintable_ratio * 100)
     return f"over {share}% of {sniffed} is not printable text"
+
+
+def _with_outline(fd: int, result: ReadResult, end: int, size: int, limits: Limits) -> ReadResult:
+    """Economy: a window that stopped before the file's end names the top-level
+    definitions after it (bounds/outline.py), searched in the bytes that follow."""
+    economy = limits.economy
+    if economy.outline_entries == 0 or economy.outline_scan_bytes == 0:
+        return result
+    data = os.pread(fd, min(economy.outline_scan_bytes, size - end), end)
+    found = outline(
+        data,
+        first_line=result.offset + result.line_count + 1,
+        max_entries=economy.outline_entries,
+        max_line_chars=economy.outline_line_chars,
+    )
+    if not found.entries:
+        return result
+    listed = [(d.line, d.text) for d in found.entries]
+    said = [*filter(None, [result.notice]), notices.read_outline(listed, more=found.more)]
+    return result.model_copy(update={"notice": notices.join(said)})
 
 
 def human_size(n_bytes: int, *, exact: bool = True) -> str:

@@ -144,14 +144,21 @@ def _economy_read(limits: Limits) -> str:
     window = limits.economy.read_window
     return (
         f"This host's economy profile: `limit` defaults to {window.max_lines} lines within "
-        f"{format_size(window.max_bytes)}; a re-read of a window whose bytes are unchanged "
+        f"{format_size(window.max_bytes)}, and a window that stops before a source file's end "
+        "lists the file's top-level definitions further on with their lines; "
+        "a re-read of a window whose bytes are unchanged "
         "while its earlier result is still in your context returns `unchanged: true`, no "
         f"content, and a notice naming that earlier call. {_SHRINKS}"
     )
 
 
-def _economy_search(_limits: Limits) -> str:
-    return f"This host's economy profile: {_SHRINKS}"
+def _economy_search(limits: Limits) -> str:
+    page = limits.economy.search
+    return (
+        f"This host's economy profile: a page holds at most {page.max_lines} entries "
+        f"within {format_size(page.max_bytes)}; a cut page names how to see the rest. "
+        f"{_SHRINKS}"
+    )
 
 
 def _economy_bash(limits: Limits) -> str:

@@ -1,0 +1,500 @@
+"""Benchmark: many MCP sessions at once over HTTP, and a short call under a long one (issue 30).
+
+A real ``toolbound serve --http`` with a known bearer token, driven by the
+official ``mcp`` Python client over streamable HTTP, one SDK session per
+simulated agent. Two scenarios, each against a fresh server:
+
+``mix``: N sessions (``--sessions``, default 32) at once for ``--duration``
+seconds (default 60), each running a realistic mix: Read windows of a copied
+standard-library tree, Grep and Glob over it, short Bash commands, one
+background job per session polled with JobOutput, an Edit of the session's
+own file now and then. Recorded into SQLite and, in a second run, into a
+real PostgreSQL this script starts (tests/pgserver.py). Printed: calls per
+second, p50/p99 latency per tool, the server's peak RSS and open files,
+errors, lost rows (calls answered vs calls with a result row in the store,
+counted after the server stopped) and processes left behind (anything still
+carrying this run's mark in its environment once the server is gone).
+
+``stream``: one session's short Read, its idle median (anchor) against its
+p99 while ``STREAMERS`` other sessions each stream a quarter of 1 GiB of
+Bash output; goal: the ratio at most 3x (no session's long call delays
+another's short one).
+
+``serve`` flags that pin the profile, the sandbox and the fit cap
+(``--profile exact --sandbox off --fit off``) are passed only where this
+``serve`` has them, so the script runs before and after they appear.
+
+    .venv/bin/python bench/load.py              # both scenarios, both stores
+    .venv/bin/python bench/load.py --quick      # 8 sessions, 10 s, 256 MiB streamed
+    .venv/bin/python bench/load.py --scenario stream --store sqlite
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import random
+import re
+import secrets
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# This script's folder holds bench/mcp.py, which must not shadow the mcp SDK.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+sys.path.insert(0, str(_HERE.parent / "tests"))
+
+from mcp import Client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
+
+import pgserver  # noqa: E402
+
+WAIT_S = 120.0
+STDLIB_PACKAGES = ("json", "email", "asyncio", "logging", "http", "importlib")
+STREAMERS = 4
+GOAL_STREAM_RATIO = 3.0
+IDLE_READS = 200
+# The tools of the mix and their weights (the job's start and the first Read are extra).
+MIX = (("Read", 35), ("Grep", 12), ("Glob", 10), ("Bash", 18), ("JobOutput", 18), ("Edit", 7))
+# A job that prints a line a second (one fork a second: 32 of them are load enough).
+JOB_COMMAND = "i=0; while true; do i=$((i+1)); echo tick $i; sleep 1; done"
+SHORT_COMMANDS = (
+    "echo hello",
+    "ls lib/json",
+    "wc -l lib/json/decoder.py",
+    "head -n 3 lib/email/parser.py",
+    "git --version || true",
+    "python3 -c 'print(6 * 7)'",
+)
+GREPS = ("def ", "class \\w+Error", "import re", "TODO|XXX", "return None")
+GLOBS = ("**/*.py", "lib/email/**/*.py", "**/__init__.py", "lib/asyncio/*.py")
+MARK_ENV = "TOOLBOUND_LOAD_MARK"
+
+
+# --- the workspace ---------------------------------------------------------------------
+
+
+def build_workspace(root: Path, sessions: int) -> Path:
+    """A copied standard-library tree, one file per session to Edit, and the
+    Read targets as a list (relative paths)."""
+    ws = root / "ws"
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    for package in STDLIB_PACKAGES:
+        shutil.copytree(
+            stdlib / package, ws / "lib" / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    (ws / "edits").mkdir(parents=True)
+    for i in range(sessions):
+        (ws / "edits" / f"s{i}.txt").write_text("header\ncounter = 0\nfooter\n")
+    return ws
+
+
+def read_targets(ws: Path) -> list[tuple[str, int]]:
+    """Every .py file of the tree with its line count."""
+    targets = []
+    for path in sorted((ws / "lib").rglob("*.py")):
+        lines = path.read_bytes().count(b"\n")
+        if lines:
+            targets.append((str(path.relative_to(ws)), lines))
+    return targets
+
+
+# --- the server ------------------------------------------------------------------------
+
+
+def serve_flags() -> list[str]:
+    """``--profile exact --sandbox off --fit off``, each only where ``serve`` has it."""
+    shown = subprocess.run(
+        [sys.executable, "-m", "toolbound", "serve", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    flags = []
+    for flag, value in (("--profile", "exact"), ("--sandbox", "off"), ("--fit", "off")):
+        if re.search(rf"{flag}\b", shown):
+            flags += [flag, value]
+    return flags
+
+
+@dataclass
+class Server:
+    """``toolbound serve --http`` running, and what it used at its peak."""
+
+    proc: subprocess.Popen[str]
+    url: str
+    token: str
+    mark: str
+    peak_rss_kb: int = 0
+    peak_fds: int = 0
+    cpu_s: float = 0.0  # since it announced itself (its imports and start left out)
+    _cpu_at_start: float | None = None
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def watch(self) -> None:
+        """Sample the server's RSS and open files until stopped (peak RSS: VmHWM)."""
+        pid = self.proc.pid
+        while not self._stop.wait(0.1):
+            with contextlib.suppress(OSError):
+                self.peak_fds = max(self.peak_fds, len(os.listdir(f"/proc/{pid}/fd")))
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+                if self._cpu_at_start is None:
+                    self._cpu_at_start = total
+                self.cpu_s = total - self._cpu_at_start
+            with contextlib.suppress(OSError):
+                status = Path(f"/proc/{pid}/status").read_text()
+                hwm = re.search(r"VmHWM:\s+(\d+) kB", status)
+                if hwm:
+                    self.peak_rss_kb = max(self.peak_rss_kb, int(hwm.group(1)))
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=WAIT_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        assert self.proc.stderr is not None
+        self.proc.stderr.close()
+
+
+@contextlib.contextmanager
+def running_server(ws: Path, data_dir: Path, store: str | None) -> Iterator[Server]:
+    token = secrets.token_urlsafe(16)
+    mark = secrets.token_hex(8)
+    argv = [sys.executable, "-m", "toolbound", "serve", "--http", "127.0.0.1:0"]
+    argv += ["--workspace", str(ws), "--data-dir", str(data_dir), *serve_flags()]
+    if store:
+        argv += ["--store", store]
+    env = {**os.environ, "TOOLBOUND_TOKEN": token, MARK_ENV: mark}
+    proc = subprocess.Popen(
+        argv, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=env
+    )
+    assert proc.stderr is not None
+    announced = ""
+    url = None
+    for _ in range(6):
+        announced += proc.stderr.readline()
+        url = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", announced)
+        if url:
+            break
+    if not url:
+        proc.kill()
+        proc.wait()
+        raise RuntimeError(f"the server did not start: {announced!r}")
+    # Keep draining its stderr, so a chatty server never blocks on the pipe.
+    threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()  # type: ignore[union-attr]
+    server = Server(proc, url.group(1), token, mark)
+    watcher = threading.Thread(target=server.watch, daemon=True)
+    watcher.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        watcher.join()
+
+
+def processes_left(mark: str, *, settle_s: float = 2.0) -> list[str]:
+    """Processes still carrying this run's mark in their environment, pid and
+    command, once those exiting as the server stopped had ``settle_s`` to go."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        left = _marked(mark)
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
+
+
+def _marked(mark: str) -> list[str]:
+    needle = f"{MARK_ENV}={mark}".encode()
+    left = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                if needle in Path(f"/proc/{entry}/environ").read_bytes():
+                    argv = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ")
+                    left.append(f"{entry} {argv.decode(errors='replace')[:80]}")
+    return left
+
+
+# --- one session -----------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def session(server: Server) -> AsyncIterator[Client]:
+    """An SDK client on its own streamable-HTTP MCP session, with the bearer token."""
+    headers = {"Authorization": f"Bearer {server.token}"}
+    async with (
+        create_mcp_http_client(headers=headers) as http,
+        Client(
+            streamable_http_client(server.url, http_client=http),
+            mode="legacy",
+            read_timeout_seconds=WAIT_S,
+        ) as client,
+    ):
+        yield client
+
+
+@dataclass
+class Tally:
+    """Every call's latency per tool, the errors, and how many calls were answered."""
+
+    latencies: dict[str, list[float]] = field(default_factory=dict)
+    errors: dict[str, int] = field(default_factory=dict)
+    answered: int = 0
+    client_cpu_s: float = 0.0
+
+    async def call(self, client: Client, tool: str, args: dict[str, Any]) -> str:
+        t0 = time.perf_counter()
+        try:
+            result = await client.call_tool(tool, args)
+        except Exception as err:
+            self.errors[f"{tool}: {type(err).__name__}"] = self.errors.get(tool, 0) + 1
+            return ""
+        self.latencies.setdefault(tool, []).append(time.perf_counter() - t0)
+        self.answered += 1
+        text = "".join(getattr(block, "text", "") for block in result.content)
+        if result.is_error:
+            code = re.search(r"TOOL_[A-Z_]+", text)
+            key = f"{tool}: {code.group(0) if code else text[:60]}"
+            self.errors[key] = self.errors.get(key, 0) + 1
+        return text
+
+
+async def agent(
+    server: Server, i: int, deadline: float, targets: list[tuple[str, int]], tally: Tally
+) -> None:
+    """One session's mix until the deadline; its job stopped at the end."""
+    rng = random.Random(i)
+    tools, weights = zip(*MIX, strict=True)
+    own = f"edits/s{i}.txt"
+    async with session(server) as client:
+        await tally.call(client, "Read", {"path": own})
+        started = await tally.call(
+            client, "Bash", {"command": JOB_COMMAND, "background": True, "timeout": 3600}
+        )
+        job = re.search(r"\bjob_[0-9a-f]+", started)
+        counter = 0
+        while time.perf_counter() < deadline:
+            tool = rng.choices(tools, weights)[0]
+            if tool == "Read":
+                path, lines = rng.choice(targets)
+                offset = rng.randrange(max(1, lines - 50))
+                await tally.call(client, "Read", {"path": path, "offset": offset, "limit": 80})
+            elif tool == "Grep":
+                await tally.call(
+                    client, "Grep", {"pattern": rng.choice(GREPS), "path": "lib", "headLimit": 50}
+                )
+            elif tool == "Glob":
+                await tally.call(client, "Glob", {"pattern": rng.choice(GLOBS)})
+            elif tool == "Bash":
+                await tally.call(client, "Bash", {"command": rng.choice(SHORT_COMMANDS)})
+            elif tool == "JobOutput" and job:
+                await tally.call(client, "JobOutput", {"jobId": job.group(0)})
+            elif tool == "Edit":
+                old, new = f"counter = {counter}", f"counter = {counter + 1}"
+                await tally.call(client, "Edit", {"path": own, "oldString": old, "newString": new})
+                counter += 1
+        if job:
+            await tally.call(client, "JobStop", {"jobId": job.group(0)})
+
+
+# --- the store -------------------------------------------------------------------------
+
+
+def result_rows(data_dir: Path, store: str | None) -> int:
+    """Tool calls (not a job's own) with their result recorded."""
+    query = (
+        "SELECT count(*) FROM tool_calls c JOIN tool_events e ON e.call_id = c.id"
+        " WHERE e.type = 'result' AND c.tool_call_id NOT LIKE 'job\\_%' ESCAPE '\\'"
+    )
+    if store:
+        import psycopg
+
+        with psycopg.connect(store) as conn:
+            row = conn.execute(query).fetchone()
+    else:
+        with contextlib.closing(sqlite3.connect(data_dir / "toolbound.db")) as conn:
+            row = conn.execute(query).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+# --- the scenarios ---------------------------------------------------------------------
+
+
+def pct(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+async def run_mix(
+    server: Server, sessions: int, duration_s: float, ws: Path
+) -> tuple[Tally, float]:
+    targets = read_targets(ws)
+    tally = Tally()
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    deadline = t0 + duration_s
+    await asyncio.gather(*(agent(server, i, deadline, targets, tally) for i in range(sessions)))
+    tally.client_cpu_s = time.process_time() - cpu0
+    return tally, time.perf_counter() - t0
+
+
+def mix(label: str, root: Path, args: argparse.Namespace, store: str | None) -> None:
+    ws = build_workspace(root / label, args.sessions)
+    data_dir = root / label / "data"
+    with running_server(ws, data_dir, store) as server:
+        tally, wall_s = asyncio.run(run_mix(server, args.sessions, args.duration, ws))
+    rows = result_rows(data_dir, store)
+    left = processes_left(server.mark)
+    every = [s for values in tally.latencies.values() for s in values]
+    print(
+        f"\nmix, {label}: {args.sessions} sessions for {args.duration:.0f} s"
+        f" (load average {os.getloadavg()[0]:.2f})"
+    )
+    print(
+        f"  calls answered {tally.answered:,} in {wall_s:.1f} s:"
+        f" {tally.answered / wall_s:.0f} calls/s; the server's own CPU {server.cpu_s:.1f} s,"
+        f" {server.cpu_s / max(1, tally.answered) * 1e3:.1f} ms a call; the SDK clients'"
+        f" {tally.client_cpu_s / max(1, tally.answered) * 1e3:.1f} ms a call"
+    )
+    print(f"  {'tool':<10} {'calls':>7} {'p50 ms':>8} {'p99 ms':>8}")
+    for tool, values in sorted(tally.latencies.items()):
+        print(
+            f"  {tool:<10} {len(values):>7,} {pct(values, 0.5) * 1e3:>8.1f}"
+            f" {pct(values, 0.99) * 1e3:>8.1f}"
+        )
+    print(
+        f"  {'all':<10} {len(every):>7,} {pct(every, 0.5) * 1e3:>8.1f}"
+        f" {pct(every, 0.99) * 1e3:>8.1f}"
+    )
+    print(
+        f"  server peak RSS {server.peak_rss_kb / 1024:.0f} MiB, peak open files {server.peak_fds}"
+    )
+    print(f"  errors {sum(tally.errors.values())}: {tally.errors or 'none'}")
+    print(
+        f"  lost rows {tally.answered - rows}"
+        f" ({rows:,} calls with a result row of {tally.answered:,} answered)"
+    )
+    print(f"  processes left {len(left)}{': ' + str(left) if left else ''}")
+
+
+async def run_stream(server: Server, total_bytes: int) -> tuple[float, list[float], float]:
+    """The probe's idle median, then its Reads while STREAMERS sessions stream."""
+    read = {"path": "lib/json/__init__.py", "offset": 100, "limit": 20}
+    tally = Tally()
+    async with session(server) as probe:
+        for _ in range(20):
+            await tally.call(probe, "Read", read)
+        idle = []
+        for _ in range(IDLE_READS):
+            t0 = time.perf_counter()
+            await probe.call_tool("Read", read)
+            idle.append(time.perf_counter() - t0)
+        share = total_bytes // STREAMERS
+        command = f"yes 'a line of build output, as a noisy tool prints it' | head -c {share}"
+        done = asyncio.Event()
+        busy: list[float] = []
+
+        async def streamer() -> None:
+            async with session(server) as client:
+                await tally.call(client, "Bash", {"command": command, "timeout": 300})
+
+        async def probing() -> None:
+            await asyncio.sleep(0.5)  # the streams under way
+            while not done.is_set():
+                t0 = time.perf_counter()
+                await probe.call_tool("Read", read)
+                busy.append(time.perf_counter() - t0)
+                await asyncio.sleep(0.01)
+
+        t0 = time.perf_counter()
+        prober = asyncio.create_task(probing())
+        await asyncio.gather(*(streamer() for _ in range(STREAMERS)))
+        stream_s = time.perf_counter() - t0
+        done.set()
+        await prober
+    if tally.errors:
+        print(f"  errors: {tally.errors}")
+    return statistics.median(idle), busy, stream_s
+
+
+def stream(label: str, root: Path, args: argparse.Namespace, store: str | None) -> None:
+    ws = build_workspace(root / f"{label}-stream", 1)
+    data_dir = root / f"{label}-stream" / "data"
+    with running_server(ws, data_dir, store) as server:
+        idle, busy, stream_s = asyncio.run(run_stream(server, args.stream_bytes))
+    left = processes_left(server.mark)
+    p99 = pct(busy, 0.99)
+    ratio = p99 / idle
+    verdict = "PASS" if ratio <= GOAL_STREAM_RATIO else "MISS"
+    print(
+        f"\nstream, {label}: a short Read while {STREAMERS} sessions stream"
+        f" {args.stream_bytes / 2**30:.2f} GiB of Bash output in {stream_s:.1f} s"
+        f" (load average {os.getloadavg()[0]:.2f})"
+    )
+    print(f"  idle median (anchor)  {idle * 1e3:8.2f} ms  ({IDLE_READS} Reads)")
+    print(
+        f"  under the streams p50 {pct(busy, 0.5) * 1e3:8.2f} ms  p99 {p99 * 1e3:.2f} ms,"
+        f" max {max(busy) * 1e3:.2f} ms ({len(busy)} Reads)"
+    )
+    print(f"  p99 / idle median     {ratio:8.2f}x  {verdict} (goal <= {GOAL_STREAM_RATIO:.0f}x)")
+    print(f"  server peak RSS {server.peak_rss_kb / 1024:.0f} MiB; processes left {len(left)}")
+    for line in left:
+        print(f"    {line}")
+    for line in left:
+        print(f"    {line}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=32)
+    parser.add_argument("--duration", type=float, default=60.0, help="seconds of the mix")
+    parser.add_argument("--stream-bytes", type=int, default=2**30)
+    parser.add_argument("--quick", action="store_true", help="8 sessions, 10 s, 256 MiB")
+    parser.add_argument("--scenario", choices=["mix", "stream", "both"], default="both")
+    parser.add_argument("--store", choices=["sqlite", "postgresql", "both"], default="both")
+    args = parser.parse_args()
+    if args.quick:
+        args.sessions, args.duration, args.stream_bytes = 8, 10.0, 2**28
+    print(f"serve flags pinned: {' '.join(serve_flags()) or '(none of them exist)'}")
+    stores = ["sqlite", "postgresql"] if args.store == "both" else [args.store]
+    with tempfile.TemporaryDirectory(prefix="toolbound-load-") as tmp:
+        root = Path(tmp)
+        pg = None
+        if "postgresql" in stores:
+            bin_dir = pgserver.pg_bin_dir()
+            if bin_dir is None:
+                sys.exit(pgserver.INSTALL_HINT)
+            pg = pgserver.PgServer(bin_dir, durable=True).start()
+        try:
+            for name in stores:
+                url = pg.new_url() if name == "postgresql" and pg else None
+                if args.scenario in ("mix", "both"):
+                    mix(name, root, args, url)
+                if args.scenario in ("stream", "both") and name == stores[0]:
+                    stream(name, root, args, url)
+        finally:
+            if pg is not None:
+                pg.stop()
+
+
+if __name__ == "__main__":
+    main()
