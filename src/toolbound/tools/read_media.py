@@ -40,7 +40,7 @@ import os
 import time
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
 from toolbound.limits import Budget, Limits
 from toolbound.paths import Resolved
@@ -257,8 +257,9 @@ def _page_range(pages: str | None, total: int, limits: Limits, target: Resolved)
     return range(lo - 1, min(hi, total))
 
 
-def _open_pdf(fd: int, target: Resolved) -> Any:
-    """A pypdf reader on the open file; a TOOL_ error for an encrypted or broken PDF."""
+def _open_pdf(fd: int, target: Resolved) -> tuple[Any, BinaryIO]:
+    """A pypdf reader on the open file, and that file (the caller closes it); a TOOL_
+    error for an encrypted or broken PDF."""
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
 

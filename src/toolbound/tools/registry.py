@@ -456,7 +456,6 @@ SPECS: tuple[ToolSpec, ...] = (
         results=(ListResult,),
         module="toolbound.tools.listing",
         describe=_describe_list,
-        economy=_economy_search,
         read_only=True,
         limited=lambda limits: {
             "depth": Limited(limits.list_depth_default, 1, limits.list_depth_max),
