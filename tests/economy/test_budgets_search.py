@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from support import run_cli, write
+from support import run_main, write
 from toolbound import ToolHost, model_text
 
 CALL_TIMEOUT_S = 60
@@ -107,10 +107,14 @@ async def test_grep_and_glob_read_compactly_a_path_once_then_its_lines(
     ]
 
 
-def test_the_cli_prints_a_shrunken_grep_page_compactly(tmp_path: Path, ws: Path) -> None:
+def test_the_cli_prints_a_shrunken_grep_page_compactly(
+    tmp_path: Path, ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = ("--data-dir", str(tmp_path / "data"), "--workspace", str(ws))
     args = json.dumps({"pattern": "needle", "headLimit": 5})
-    out = run_cli("call", "Grep", args, "--profile", "economy", "--text", *data, cwd=tmp_path)
+    out = run_main(
+        capsys, "call", "Grep", args, "--profile", "economy", "--text", *data, cwd=tmp_path
+    )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[:3] == ["src/f000.txt", "2:needle 0", ""]
