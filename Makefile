@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test serve lint typecheck unit bench clean browser bubblewrap postgres
+.PHONY: test serve lint typecheck unit unit-quick bench clean browser bubblewrap postgres
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "toolbound needs Python 3.11 or newer")'
@@ -24,6 +24,11 @@ typecheck: $(STAMP)
 
 unit: $(STAMP) browser bubblewrap postgres
 	$(BIN)/pytest
+
+# The quick tier: every test but the slow ones (browser, PostgreSQL, big data,
+# real harnesses; tests/conftest.py marks them). `make test` runs them all.
+unit-quick: $(STAMP) bubblewrap
+	$(BIN)/pytest -m "not slow"
 
 # A Debian package the tests need: installed with apt-get when missing and
 # running as root, else the one command to run. Quiet when already there.

@@ -80,6 +80,7 @@ async def test_a_test_runs_closing_summary_is_in_the_result_and_in_the_spill(
     assert model_text("Bash", result, profile="economy").endswith("SUMMARY: 1 failed\n</stdout>")
 
 
+@pytest.mark.slow  # big data
 async def test_nine_megabytes_of_progress_bar_leave_finished_ok_in_view(host: ToolHost) -> None:
     bar = (
         "import sys\n"

@@ -519,6 +519,7 @@ async def test_the_shell_killed_by_a_signal_reports_the_signal(host: ToolHost) -
 # -- hostile commands -------------------------------------------------------------------
 
 
+@pytest.mark.slow  # big data
 async def test_a_writer_of_gigabytes_is_drained_and_counted_within_the_capture(
     host: ToolHost,
 ) -> None:
