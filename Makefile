@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test serve lint typecheck unit bench clean browser bubblewrap postgres node harness
+.PHONY: test serve lint typecheck unit unit-quick bench clean browser bubblewrap postgres node harness
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "toolbound needs Python 3.11 or newer")'
@@ -40,6 +40,11 @@ $(HARNESS_NPM): $(HARNESS_DIR)/package-lock.json | node
 
 unit: $(STAMP) browser bubblewrap postgres $(HARNESS_NPM)
 	$(BIN)/pytest
+
+# The quick tier: every test but the slow ones (browser, PostgreSQL, big data,
+# real harnesses; tests/conftest.py marks them). `make test` runs them all.
+unit-quick: $(STAMP) bubblewrap
+	$(BIN)/pytest -m "not slow"
 
 # A Debian package the tests need: installed with apt-get when missing and
 # running as root, else the one command to run. Quiet when already there.

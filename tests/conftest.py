@@ -1,4 +1,10 @@
-"""Shared fixtures."""
+"""Shared fixtures, and the slow tier.
+
+The slow tier (``@pytest.mark.slow``; ``make unit-quick`` runs ``-m "not slow"``):
+the tests that drive a browser, a real PostgreSQL server or a real harness are
+marked here by what they use (``pytest_collection_modifyitems``); a big-data
+test carries the marker itself.
+"""
 
 from __future__ import annotations
 
@@ -30,6 +36,31 @@ asyncio.run(main(*sys.argv[1:]))
 """
 
 Unprivileged = Callable[..., "subprocess.CompletedProcess[str]"]
+
+# What makes a test slow (measured with --durations): Chromium, a PostgreSQL
+# server, the TypeScript SDK client from npm, the real harnesses.
+SLOW_FIXTURES = frozenset({"chromium", "pg", "ts_client"})
+SLOW_PARAMS = {"backend": "postgresql"}
+SLOW_DIRS = frozenset({"harness"})
+
+
+def is_slow(item: pytest.Item) -> bool:
+    """Whether ``item`` uses what makes the slow tier slow (see SLOW_FIXTURES)."""
+    fixtures = set(getattr(item, "fixturenames", ()))
+    callspec = getattr(item, "callspec", None)
+    params: dict[str, object] = callspec.params if callspec is not None else {}
+    under = item.path.relative_to(Path(__file__).parent).parts[:-1]
+    return (
+        bool(fixtures & SLOW_FIXTURES)
+        or any(params.get(name) == value for name, value in SLOW_PARAMS.items())
+        or bool(SLOW_DIRS.intersection(under))
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if is_slow(item):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture

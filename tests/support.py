@@ -4,6 +4,8 @@ Pieces:
     write           a file with content and, optionally, a fixed mtime
     wait_for        poll a condition of this process until it holds, bounded
     wait_for_async  the same inside a test's event loop
+    run_cli         ``toolbound ARGS…`` in a fresh process
+    run_main        ``toolbound.cli.main(ARGS)`` in this process, answered as run_cli answers
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
+
+import pytest
 
 T = TypeVar("T")
 
@@ -121,6 +125,40 @@ def run_cli(
         check=False,
         env=env,
     )
+
+
+def run_main(
+    capsys: pytest.CaptureFixture[str],
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``toolbound.cli.main(ARGS)`` in this process (in ``cwd``, with ``env`` set over
+    this process's environment), answered as ``run_cli`` answers: its exit status
+    and what it wrote to stdout and stderr.
+
+    For a test of what the command does, where a fresh process adds nothing but
+    its start-up; exit codes of the real process, streaming and signals stay
+    with ``run_cli``.
+    """
+    from toolbound.cli import main
+
+    capsys.readouterr()  # what the test printed before is not the command's
+    saved_cwd, saved_env = os.getcwd(), dict(os.environ)
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        os.environ.update(env or {})
+        try:
+            code = main(list(args))
+        except SystemExit as exit_:  # argparse's usage errors
+            code = exit_.code if isinstance(exit_.code, int) else 2
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(["toolbound", *args], code, out.out, out.err)
 
 
 def alive(pid: int) -> bool:

@@ -1,25 +1,37 @@
-"""The command line: one JSON document, exit 0/1/2."""
+"""The command line: one JSON document, exit 0/1/2.
+
+Most cases run ``cli.main`` in this process (the ``run`` fixture); a real
+process is kept where it is the point: the exit status ``python -m toolbound``
+gives, ``--events`` lines as a process streams them, and a session's read
+record written by one process.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sqlite3
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from support import run_cli
+from support import run_cli, run_main
 from toolbound.store import SessionStore
 from toolbound.store.db import DB_NAME
 
-
-def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return run_cli(*args, cwd=cwd)
+Run = Callable[..., subprocess.CompletedProcess[str]]
 
 
-def test_tools_prints_the_definitions_in_each_format(tmp_path: Path) -> None:
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]) -> Run:
+    """``toolbound ARGS…, cwd=…`` run by ``cli.main`` in this process."""
+    return functools.partial(run_main, capsys)
+
+
+def test_tools_prints_the_definitions_in_each_format(run: Run, tmp_path: Path) -> None:
     for fmt, key in (("anthropic", "input_schema"), ("openai", "function"), ("mcp", "inputSchema")):
         out = run("tools", "--format", fmt, cwd=tmp_path)
         assert out.returncode == 0
@@ -34,14 +46,14 @@ def test_tools_prints_the_definitions_in_each_format(tmp_path: Path) -> None:
 
 
 def test_a_tool_error_prints_json_and_exits_1(tmp_path: Path) -> None:
-    out = run("call", "Nope", "{}", "--data-dir", str(tmp_path / "d"), cwd=tmp_path)
+    out = run_cli("call", "Nope", "{}", "--data-dir", str(tmp_path / "d"), cwd=tmp_path)
     assert out.returncode == 1
     assert json.loads(out.stdout)["error"]["code"] == "TOOL_UNKNOWN"
     assert out.stdout.count("\n") == 1
 
 
 def test_events_print_json_lines_ending_with_the_result(tmp_path: Path) -> None:
-    out = run("call", "Read", "{}", "--events", "--data-dir", str(tmp_path / "d"), cwd=tmp_path)
+    out = run_cli("call", "Read", "{}", "--events", "--data-dir", str(tmp_path / "d"), cwd=tmp_path)
     assert out.returncode == 1
     events = [json.loads(line) for line in out.stdout.splitlines()]
     assert [e["type"] for e in events] == ["result"]
@@ -49,15 +61,17 @@ def test_events_print_json_lines_ending_with_the_result(tmp_path: Path) -> None:
 
 
 def test_what_one_call_read_or_wrote_is_known_to_the_session_s_next_call(
-    tmp_path: Path,
+    run: Run, tmp_path: Path
 ) -> None:
     data = ("--data-dir", str(tmp_path / "d"))
     args = '{"path": "pkg/a.txt", "content": "one\\n"}'
-    wrote = run("call", "Write", args, "--text", *data, cwd=tmp_path)
+    # The Write runs in a process of its own; the calls after it run in this one.
+    wrote = run_cli("call", "Write", args, "--text", *data, cwd=tmp_path)
     assert (wrote.returncode, wrote.stdout.splitlines()[0]) == (0, "Created pkg/a.txt (4 bytes).")
     assert (tmp_path / "pkg/a.txt").read_text() == "one\n"
     # Each `toolbound call` is its own host, but the session's read record is in the
-    # store: the next process of the session may Edit what this one wrote.
+    # store: the next call of the session (a host in another process than the
+    # Write's) may Edit what that one wrote.
     edit = '{"path": "pkg/a.txt", "oldString": "one", "newString": "two"}'
     edited = run("call", "Edit", edit, *data, cwd=tmp_path)
     assert (edited.returncode, json.loads(edited.stdout)["replacements"]) == (0, 1)
@@ -75,7 +89,7 @@ def test_what_one_call_read_or_wrote_is_known_to_the_session_s_next_call(
     assert (edited.returncode, (tmp_path / "pkg/a.txt").read_text()) == (0, "three, changed\n")
 
 
-def test_text_prints_the_model_text_with_the_same_exit_status(tmp_path: Path) -> None:
+def test_text_prints_the_model_text_with_the_same_exit_status(run: Run, tmp_path: Path) -> None:
     data = ("--data-dir", str(tmp_path / "d"))
     bash = run(
         "call", "Bash", '{"command": "echo out; echo err >&2"}', "--text", *data, cwd=tmp_path
@@ -100,7 +114,7 @@ def test_text_prints_the_model_text_with_the_same_exit_status(tmp_path: Path) ->
     assert timed_out.stdout.startswith("[timed out]\n")
 
 
-def test_the_result_event_carries_the_model_text(tmp_path: Path) -> None:
+def test_the_result_event_carries_the_model_text(run: Run, tmp_path: Path) -> None:
     args = '{"command": "printf \'no newline\'"}'
     out = run("call", "Bash", args, "--events", "--data-dir", str(tmp_path / "d"), cwd=tmp_path)
     assert out.returncode == 0
@@ -109,26 +123,26 @@ def test_the_result_event_carries_the_model_text(tmp_path: Path) -> None:
     assert result["text"] == "[exit status 0]\n<stdout>\nno newline</stdout>"
 
 
-def test_text_and_events_are_exclusive(tmp_path: Path) -> None:
+def test_text_and_events_are_exclusive(run: Run, tmp_path: Path) -> None:
     out = run("call", "Read", "{}", "--text", "--events", cwd=tmp_path)
     assert out.returncode == 2
     assert "not allowed with argument" in out.stderr
 
 
-def test_bad_json_arguments_are_a_usage_error(tmp_path: Path) -> None:
+def test_bad_json_arguments_are_a_usage_error(run: Run, tmp_path: Path) -> None:
     out = run("call", "Read", "{path:", "--data-dir", str(tmp_path / "d"), cwd=tmp_path)
     assert out.returncode == 2
     assert out.stdout == ""
     assert "JSON_ARGS is not valid JSON" in out.stderr
 
 
-def test_a_missing_workspace_is_a_usage_error(tmp_path: Path) -> None:
+def test_a_missing_workspace_is_a_usage_error(run: Run, tmp_path: Path) -> None:
     out = run("call", "Read", "{}", "--workspace", str(tmp_path / "nope"), cwd=tmp_path)
     assert out.returncode == 2
     assert "is not a directory" in out.stderr
 
 
-def test_a_timed_out_call_exits_1_and_prints_its_bash_result(tmp_path: Path) -> None:
+def test_a_timed_out_call_exits_1_and_prints_its_bash_result(run: Run, tmp_path: Path) -> None:
     args = '{"command": "echo started; sleep 30", "timeout": 1}'
     out = run("call", "Bash", args, "--data-dir", str(tmp_path / "d"), cwd=tmp_path)
     assert out.returncode == 1
@@ -151,7 +165,7 @@ DEEP = "[" * 50_000 + "]" * 50_000
     ],
 )
 def test_json_arguments_that_cannot_be_taken_are_a_usage_error(
-    tmp_path: Path, args: str, says: str
+    run: Run, tmp_path: Path, args: str, says: str
 ) -> None:
     out = run("call", "Read", args, "--data-dir", str(tmp_path / "d"), cwd=tmp_path)
     assert (out.returncode, out.stdout) == (2, "")
@@ -202,7 +216,7 @@ def test_a_lone_surrogate_escape_in_json_arguments_is_a_tool_argument_error(
     ],
 )
 def test_argument_types_are_strict_json_for_every_tool(
-    tmp_path: Path, tool: str, args: dict[str, object], says: str
+    run: Run, tmp_path: Path, tool: str, args: dict[str, object], says: str
 ) -> None:
     (tmp_path / "a.txt").write_text("a\n")
     out = run("call", tool, json.dumps(args), "--data-dir", str(tmp_path / "d"), cwd=tmp_path)
@@ -212,7 +226,7 @@ def test_argument_types_are_strict_json_for_every_tool(
     assert says in error["message"]
 
 
-def test_session_list_does_not_create_the_data_dir(tmp_path: Path) -> None:
+def test_session_list_does_not_create_the_data_dir(run: Run, tmp_path: Path) -> None:
     data_dir = tmp_path / "nowhere"
     out = run("session", "list", "--data-dir", str(data_dir), cwd=tmp_path)
     assert (out.returncode, json.loads(out.stdout)) == (0, {"sessions": []})
@@ -222,7 +236,7 @@ def test_session_list_does_not_create_the_data_dir(tmp_path: Path) -> None:
     assert not data_dir.exists()
 
 
-def test_a_store_failing_mid_query_is_a_usage_error_naming_it(tmp_path: Path) -> None:
+def test_a_store_failing_mid_query_is_a_usage_error_naming_it(run: Run, tmp_path: Path) -> None:
     data_dir = tmp_path / "d"
     with SessionStore(data_dir) as store:
         store.session("s1")

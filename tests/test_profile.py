@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from support import run_cli, transcript_of_800_tokens
+from support import run_main, transcript_of_800_tokens
 from toolbound import ToolHost
 from toolbound.listeners import CallListener, CallStart
 
@@ -59,10 +59,13 @@ def test_a_window_that_is_not_positive_is_refused(tmp_path: Path) -> None:
         ToolHost(workspace=tmp_path, data_dir=tmp_path / "d", context_window=0)
 
 
-def test_the_cli_takes_a_profile_and_refuses_an_unknown_one(tmp_path: Path) -> None:
+def test_the_cli_takes_a_profile_and_refuses_an_unknown_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "a.txt").write_text("one\n")
     data = str(tmp_path / "d")
-    done = run_cli(
+    done = run_main(
+        capsys,
         "call",
         "Read",
         '{"path": "a.txt"}',
@@ -75,39 +78,68 @@ def test_the_cli_takes_a_profile_and_refuses_an_unknown_one(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
     assert result["content"] == "one\n"
-    bad = run_cli(
-        "call", "Read", '{"path": "a.txt"}', "--data-dir", data, "--profile", "x", cwd=tmp_path
+    bad = run_main(
+        capsys,
+        "call",
+        "Read",
+        '{"path": "a.txt"}',
+        "--data-dir",
+        data,
+        "--profile",
+        "x",
+        cwd=tmp_path,
     )
     assert bad.returncode == 2
     assert "invalid choice: 'x'" in bad.stderr
 
 
 def test_the_cli_context_window_shrinks_economy_budgets_by_the_recorded_context(
-    tmp_path: Path,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = tmp_path / "d"
     transcript_of_800_tokens(data, "s1")
     call = ("call", "Bash", '{"command": "seq 1 1000"}', "--data-dir", str(data))
-    shrunk = run_cli(
-        *call, "--session", "s1", "--profile", "economy", "--context-window", "1000", cwd=tmp_path
+    shrunk = run_main(
+        capsys,
+        *call,
+        "--session",
+        "s1",
+        "--profile",
+        "economy",
+        "--context-window",
+        "1000",
+        cwd=tmp_path,
     )
     assert shrunk.returncode == 0, shrunk.stderr
     assert json.loads(shrunk.stdout)["notice"] == (
         "Bash stdout budget shrunk to 100 lines / 4KB (from 200 lines / 4KB): "
         "the context is 80% full."
     )
-    roomy = run_cli(
-        *call, "--session", "s1", "--profile", "economy", "--context-window", "100000", cwd=tmp_path
+    roomy = run_main(
+        capsys,
+        *call,
+        "--session",
+        "s1",
+        "--profile",
+        "economy",
+        "--context-window",
+        "100000",
+        cwd=tmp_path,
     )
     assert "budget shrunk" not in (json.loads(roomy.stdout).get("notice") or "")
-    bad = run_cli(*call, "--context-window", "0", cwd=tmp_path)
+    bad = run_main(capsys, *call, "--context-window", "0", cwd=tmp_path)
     assert bad.returncode == 2
     assert "'0' is not a positive number of tokens" in bad.stderr
 
 
-def test_the_tools_are_described_for_the_profile(tmp_path: Path) -> None:
-    exact = {d["name"]: d["description"] for d in json.loads(run_cli("tools", cwd=tmp_path).stdout)}
-    done = run_cli("tools", "--profile", "economy", cwd=tmp_path)
+def test_the_tools_are_described_for_the_profile(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    exact = {
+        d["name"]: d["description"]
+        for d in json.loads(run_main(capsys, "tools", cwd=tmp_path).stdout)
+    }
+    done = run_main(capsys, "tools", "--profile", "economy", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     economy = {d["name"]: d["description"] for d in json.loads(done.stdout)}
     assert not any("economy" in text for text in exact.values())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -144,6 +145,7 @@ def test_the_last_frame_of_a_multi_line_bar_survives(frames: list[list[str]]) ->
     assert collapse(text + redraw).text == "".join(f"{line}\n" for line in frames[0])
 
 
+@pytest.mark.slow  # big data
 def test_nine_megabytes_of_progress_bar_collapse_to_its_last_state() -> None:
     frames = "".join(
         f"\r\x1b[32m{i % 100:3d}%\x1b[0m |{'█' * (i % 40):<40}| {i}/150000" for i in range(150000)

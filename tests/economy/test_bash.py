@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from support import run_cli
+from support import run_main
 from toolbound import SessionStore, ToolHost, model_text
 from toolbound.bounds.headtail import gap_marker
 
@@ -86,6 +86,7 @@ async def test_a_test_runs_closing_summary_is_in_the_result_and_in_the_spill(
     assert model_text("Bash", result, profile="economy").endswith("SUMMARY: 1 failed\n</stdout>")
 
 
+@pytest.mark.slow  # big data
 async def test_nine_megabytes_of_progress_bar_leave_finished_ok_in_view(host: ToolHost) -> None:
     bar = (
         "import sys\n"
@@ -188,10 +189,14 @@ async def test_a_filling_context_shrinks_the_stream_budget_and_the_spill_keeps_i
     assert spill_of(result, "stdout") == "".join(f"{i}\n" for i in range(1, 1001)).encode()
 
 
-def test_the_cli_prints_the_economy_text_with_both_ends(tmp_path: Path) -> None:
+def test_the_cli_prints_the_economy_text_with_both_ends(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = ("--data-dir", str(tmp_path / "data"), "--workspace", str(tmp_path))
     args = json.dumps({"command": SUMMARY})
-    economy = run_cli("call", "Bash", args, "--profile", "economy", "--text", *data, cwd=tmp_path)
+    economy = run_main(
+        capsys, "call", "Bash", args, "--profile", "economy", "--text", *data, cwd=tmp_path
+    )
     assert economy.returncode == 0, economy.stderr
     text = economy.stdout
     assert text.startswith("[exit status 0]\n<stdout>\n1\n2\n")
@@ -199,7 +204,7 @@ def test_the_cli_prints_the_economy_text_with_both_ends(tmp_path: Path) -> None:
     assert text.endswith("300000\nSUMMARY: 1 failed\n</stdout>\n")
     spill = text.split("Full output saved to ", 1)[1].split(" — ", 1)[0]
     assert Path(spill).read_bytes().endswith(b"300000\nSUMMARY: 1 failed\n")
-    exact = run_cli("call", "Bash", args, "--text", *data, cwd=tmp_path)
+    exact = run_main(capsys, "call", "Bash", args, "--text", *data, cwd=tmp_path)
     assert "SUMMARY" not in exact.stdout
 
 

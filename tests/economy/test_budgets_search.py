@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from support import run_cli, write
+from support import run_main, transcript_of_800_tokens, write
 from toolbound import ToolHost, model_text
 from toolbound.limits import DEFAULT_LIMITS
 
@@ -136,11 +136,33 @@ async def test_grep_and_glob_read_compactly_a_path_once_then_its_lines(
     ]
 
 
-def test_the_cli_prints_a_shrunken_grep_page_compactly(tmp_path: Path, ws: Path) -> None:
+def test_the_cli_prints_a_shrunken_grep_page_compactly(
+    tmp_path: Path, ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A session whose recorded context fills 80% of the window: the page shrinks.
+    transcript_of_800_tokens(tmp_path / "data", "s1")
     data = ("--data-dir", str(tmp_path / "data"), "--workspace", str(ws))
-    args = json.dumps({"pattern": "needle", "headLimit": 5})
-    out = run_cli("call", "Grep", args, "--profile", "economy", "--text", *data, cwd=tmp_path)
+    context = ("--session", "s1", "--context-window", "1000")
+    args = json.dumps({"pattern": "needle"})
+    out = run_main(
+        capsys,
+        "call",
+        "Grep",
+        args,
+        "--profile",
+        "economy",
+        "--text",
+        *data,
+        *context,
+        cwd=tmp_path,
+    )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[:3] == ["src/f000.txt", "2:needle 0", ""]
     assert not out.stdout.lstrip().startswith("{")
+    assert lines[-2:] == [
+        "2:needle 99",
+        "[Showing entries 1-100; more exist. Call again with offset 100 for the next page, "
+        "or narrow `path`, `glob` or `pattern`. "
+        "Grep budget shrunk to 100 lines / 12KB (from 200 lines / 48KB): the context is 80% full.]",
+    ]

@@ -157,6 +157,9 @@ async def test_a_re_read_shorter_than_its_notice_is_returned_whole(
     again = await read(host, "c2", "t.txt")
     assert again["content"] == "tiny\n"
     assert "unchanged" not in again
+    # While the same host answers a longer re-read unchanged: it is the size that chose.
+    await read(host, "c3")
+    assert (await read(host, "c4"))["unchanged"] is True
 
 
 async def test_after_a_checkpoint_of_the_session_the_same_read_is_full_again(

@@ -7,6 +7,8 @@ import os
 import random
 from pathlib import Path
 
+import pytest
+
 from jobs_support import start
 from support import wait_for_async
 from toolbound import DEFAULT_LIMITS, ToolHost
@@ -91,6 +93,7 @@ def test_a_page_of_a_running_job_never_splits_a_character() -> None:
     assert complete_utf8_end(b"ab\xff") == 3
 
 
+@pytest.mark.slow  # big data
 async def test_a_job_writing_2_gb_keeps_its_logs_within_their_bound_and_its_counts_exact(
     host: ToolHost,
 ) -> None:

@@ -1,28 +1,38 @@
-"""``toolbound session ledger ID``: real ``toolbound call`` runs, then their ledger, as JSON."""
+"""``toolbound session ledger ID``: real ``toolbound call`` runs, then their ledger, as JSON.
+
+Each command runs ``cli.main`` in this process: a host of its own per call, as
+a process would make, with the store between them.
+"""
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from support import run_main
 from toolbound import estimate_tokens
 
 SEQ_BYTES = sum(len(f"{i}\n") for i in range(1, 300_001))
 
 
-def toolbound(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolbound", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+Toolbound = Callable[..., subprocess.CompletedProcess[str]]
 
 
-def call(ws: Path, places: tuple[str, ...], tool: str, args: str) -> dict[str, Any]:
+@pytest.fixture
+def toolbound(capsys: pytest.CaptureFixture[str]) -> Toolbound:
+    """``toolbound ARGS…`` by ``cli.main`` in this process."""
+    return functools.partial(run_main, capsys)
+
+
+def call(
+    toolbound: Toolbound, ws: Path, places: tuple[str, ...], tool: str, args: str
+) -> dict[str, Any]:
     """One ``toolbound call --events`` in session s1; its result event."""
     done = toolbound(
         "call", tool, args, "--workspace", str(ws), "--session", "s1", "--events", *places
@@ -33,14 +43,16 @@ def call(ws: Path, places: tuple[str, ...], tool: str, args: str) -> dict[str, A
     return result
 
 
-def test_session_ledger_reports_the_calls_the_cli_recorded(location: str, tmp_path: Path) -> None:
+def test_session_ledger_reports_the_calls_the_cli_recorded(
+    toolbound: Toolbound, location: str, tmp_path: Path
+) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "app.py").write_text("def main():\n    return 'ok'\n" + "#" * 2300 + "\n")
     places = ("--data-dir", str(tmp_path / "data"), "--store", location)
-    read = call(ws, places, "Read", '{"path": "app.py"}')
-    bash = call(ws, places, "Bash", '{"command": "seq 1 300000"}')
-    grep = call(ws, places, "Grep", '{"pattern": "return"}')
+    read = call(toolbound, ws, places, "Read", '{"path": "app.py"}')
+    bash = call(toolbound, ws, places, "Bash", '{"command": "seq 1 300000"}')
+    grep = call(toolbound, ws, places, "Grep", '{"pattern": "return"}')
     done = toolbound("session", "ledger", "s1", *places)
     assert (done.returncode, done.stderr) == (0, "")
     ledger = json.loads(done.stdout)
@@ -96,12 +108,12 @@ def test_session_ledger_reports_the_calls_the_cli_recorded(location: str, tmp_pa
 
 
 def test_session_ledger_of_an_unknown_session_fails_as_session_show_does(
-    location: str, tmp_path: Path
+    toolbound: Toolbound, location: str, tmp_path: Path
 ) -> None:
     places = ("--data-dir", str(tmp_path / "data"), "--store", location)
     ws = tmp_path / "ws"
     ws.mkdir()
-    call(ws, places, "Glob", '{"pattern": "*"}')
+    call(toolbound, ws, places, "Glob", '{"pattern": "*"}')
     # The store that holds session s1, and a data dir that holds no store at all.
     for where in (places, ("--data-dir", str(tmp_path / "empty"))):
         for action in ("show", "ledger"):

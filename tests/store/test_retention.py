@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -15,6 +13,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from support import run_main
 from toolbound import DEFAULT_LIMITS, SessionStore, ToolHost, model_text
 from toolbound.store import PruneReport
 
@@ -97,17 +96,14 @@ def test_rows_of_an_open_session_stay_append_only(store: SessionStore, raw: Raw)
     assert session.transcript() == [{"role": "assistant", "content": "hello"}]
 
 
-def test_session_prune_command_prints_what_it_removed(location: str, tmp_path: Path) -> None:
+def test_session_prune_command_prints_what_it_removed(
+    location: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with SessionStore(location) as store:
         store.session("old").append({"role": "user", "content": "hi"})
         store.end("old")
     args = ["prune", "--ended-before", "0", "--transcripts", "--store", location]
-    done = subprocess.run(
-        [sys.executable, "-m", "toolbound", "session", *args, "--data-dir", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_main(capsys, "session", *args, "--data-dir", str(tmp_path))
     assert (done.returncode, done.stderr) == (0, "")
     assert json.loads(done.stdout)["pruned"] == {
         "sessions": 1,
@@ -115,12 +111,7 @@ def test_session_prune_command_prints_what_it_removed(location: str, tmp_path: P
         "toolEvents": 0,
         "messages": 1,
     }
-    bad = subprocess.run(
-        [sys.executable, "-m", "toolbound", "session", "prune", "--ended-before", "-1"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    bad = run_main(capsys, "session", "prune", "--ended-before", "-1")
     assert (bad.returncode, bad.stdout) == (2, "")
     assert "--ended-before" in bad.stderr
 
