@@ -107,7 +107,7 @@ async def test_a_host_leaves_no_files_behind_when_nothing_spilled(tmp_path: Path
 
 # Every string argument of every tool, in a call that is otherwise well formed.
 _STRING_ARGUMENTS: dict[str, dict[str, Any]] = {
-    "Read": {"path": "a.txt"},
+    "Read": {"path": "a.txt", "pages": "1"},
     "Glob": {"pattern": "*", "path": "."},
     "Grep": {"pattern": "x", "path": ".", "glob": "*", "type": "py"},
     "Bash": {"command": "true", "description": "nothing"},
@@ -115,6 +115,8 @@ _STRING_ARGUMENTS: dict[str, dict[str, Any]] = {
     "Write": {"path": "a.txt", "content": "b"},
     "JobOutput": {"jobId": "job_x", "until": "x"},
     "JobStop": {"jobId": "job_x"},
+    "ApplyPatch": {"patch": "*** Begin Patch\n*** End Patch"},
+    "List": {"path": "."},
 }
 
 
