@@ -176,7 +176,7 @@ def test_json_arguments_that_cannot_be_taken_are_a_usage_error(
 
 
 def test_a_lone_surrogate_escape_in_json_arguments_is_a_tool_argument_error(
-    tmp_path: Path,
+    run: Run, tmp_path: Path
 ) -> None:
     # Valid JSON, but not text: the tool refuses it (exit 1), and the call is recorded.
     out = run(

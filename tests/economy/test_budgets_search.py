@@ -161,8 +161,9 @@ def test_the_cli_prints_a_shrunken_grep_page_compactly(
     assert lines[:3] == ["src/f000.txt", "2:needle 0", ""]
     assert not out.stdout.lstrip().startswith("{")
     assert lines[-2:] == [
-        "2:needle 99",
-        "[Showing entries 1-100; more exist. Call again with offset 100 for the next page, "
-        "or narrow `path`, `glob` or `pattern`. "
-        "Grep budget shrunk to 100 lines / 12KB (from 200 lines / 48KB): the context is 80% full.]",
+        "2:needle 65",
+        "[Showing entries 1-66; more exist. Call again with offset 66 for the next page, "
+        "or narrow `path`, `glob` or `pattern`. The page stopped at the 100 lines / 4KB "
+        "result budget. Grep budget shrunk to 100 lines / 4KB (from 100 lines / 8KB): the "
+        "context is 80% full.]",
     ]
