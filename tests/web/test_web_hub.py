@@ -219,6 +219,20 @@ def test_short_args_show_the_command_path_or_pattern_on_one_line() -> None:
     assert short_args("Bash", {"command": "x" * 300}, max_chars=10) == "xxxxxxxxx…"
 
 
+def test_short_args_name_a_patchs_files_a_lists_folder_and_a_pdfs_pages() -> None:
+    patch = (
+        "*** Begin Patch\n*** Update File: a.py\n*** Move to: b.py\n@@\n-x\n+y\n"
+        "*** Add File: c.txt\n+hi\n*** Delete File: d.txt\n*** End Patch\n"
+    )
+    assert short_args("ApplyPatch", {"patch": patch}) == (
+        "update a.py, move to b.py, add c.txt, delete d.txt"
+    )
+    assert short_args("ApplyPatch", {"patch": "not a patch"}) == "not a patch"
+    assert short_args("List", {}) == "."
+    assert short_args("List", {"path": "src", "depth": 3}) == "src depth=3"
+    assert short_args("Read", {"path": "doc.pdf", "pages": "2-4"}) == "doc.pdf pages=2-4"
+
+
 def test_outputs_are_the_spill_files_or_the_read_window() -> None:
     bash = {"spill": {"stderr": "/d/err.log"}}
     assert outputs_of("Bash", bash) == [{"name": "stderr", "path": "/d/err.log", "offset": 0}]
@@ -226,6 +240,13 @@ def test_outputs_are_the_spill_files_or_the_read_window() -> None:
     assert outputs_of("Read", read) == [{"name": "file", "path": "src/a.py", "offset": 2000}]
     assert outputs_of("Read", {"error": {"code": "TOOL_NOT_FOUND"}}) == []
     assert outputs_of("Glob", {"matches": []}) == []
+
+
+def test_an_image_or_pdf_read_has_no_window_to_page() -> None:
+    image = {"path": "a.png", "root": "workspace", "image": {"mimeType": "image/png"}}
+    pdf = {"path": "a.pdf", "root": "workspace", "content": "", "pages": "1", "totalPages": 1}
+    assert outputs_of("Read", image) == []
+    assert outputs_of("Read", pdf) == []
 
 
 def test_an_unchanged_read_refers_to_the_latest_earlier_read_of_its_window() -> None:

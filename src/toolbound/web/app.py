@@ -50,7 +50,8 @@ The token is random (``secrets.token_urlsafe``) and is accepted as the
 the page's first visit sets (HttpOnly, SameSite=Strict; an EventSource
 cannot send headers). No CORS headers are sent, so another origin can
 neither read the API nor open its streams; the page's Content-Security-Policy
-allows only its own script, and the script writes output as text only.
+allows only its own script, and the script writes output as text only (images
+only as ``data:`` URLs, which the page builds from an image Read's stored result).
 
 The viewer's own Reads run the Read tool's function outside any host, so
 they are neither listened to nor recorded as the agent's calls.
@@ -120,11 +121,12 @@ _STATIC = {
     "ledger.js": "text/javascript; charset=utf-8",
     "jobs.js": "text/javascript; charset=utf-8",
     "dom.js": "text/javascript; charset=utf-8",
+    "files.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
 }
 _CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-    "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 _HEADERS = {
     "Cache-Control": "no-store",

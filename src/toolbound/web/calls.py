@@ -139,15 +139,37 @@ def _one_line(text: str, max_chars: int) -> str:
     return flat if len(flat) <= max_chars else flat[: max_chars - 1] + "…"
 
 
+# A patch's file operations (Codex's apply_patch grammar) as the list row names them.
+_PATCH_OPS = {
+    "*** Add File: ": "add",
+    "*** Update File: ": "update",
+    "*** Delete File: ": "delete",
+    "*** Move to: ": "move to",
+}
+
+
+def _patch_files(patch: str) -> str:
+    """ "update a.py, move to b.py, add c.py": the files a patch names, in its order."""
+    named = []
+    for line in patch.splitlines():
+        for head, verb in _PATCH_OPS.items():
+            if line.startswith(head):
+                named.append(f"{verb} {line[len(head) :].strip()}")
+    return ", ".join(named)
+
+
 def short_args(tool: str, args: Any, *, max_chars: int = SHORT_ARGS_CHARS) -> str:
-    """The arguments as one line: the command, the path (and window), the pattern, the job."""
+    """The arguments as one line: the command, the path (and window), the pattern, the job,
+    a patch's files."""
     if not isinstance(args, dict):
         return _one_line(json.dumps(args, ensure_ascii=False), max_chars)
     if tool == "Bash" and isinstance(args.get("command"), str):
         text = args["command"]
-    elif tool == "Read" and isinstance(args.get("path"), str):
-        window = [f"{k}={args[k]}" for k in ("offset", "limit") if k in args]
-        text = " ".join([args["path"], *window])
+    elif tool == "List" or (tool == "Read" and isinstance(args.get("path"), str)):
+        window = [f"{k}={args[k]}" for k in ("offset", "limit", "pages", "depth") if k in args]
+        text = " ".join([str(args.get("path", ".")), *window])
+    elif tool == "ApplyPatch" and isinstance(args.get("patch"), str):
+        text = _patch_files(args["patch"]) or args["patch"]
     elif tool in ("Edit", "Write") and isinstance(args.get("path"), str):
         text = args["path"]
     elif tool in ("JobOutput", "JobStop"):
@@ -166,8 +188,8 @@ def outputs_of(tool: str, result: dict[str, Any] | None) -> list[dict[str, Any]]
     """The outputs of a result that the viewer can page through the Read tool.
 
     A Bash result names its spill files (``{"name": "stdout", "path"}``); a
-    Read result names its file at its window (``{"name": "file", "path",
-    "offset"}``).
+    Read result of text names its file at its window (``{"name": "file",
+    "path", "offset"}``). An image or PDF Read has no window of lines to page.
     """
     if not result or "error" in result:
         return []
@@ -178,8 +200,8 @@ def outputs_of(tool: str, result: dict[str, Any] | None) -> list[dict[str, Any]]
             for stream in ("stdout", "stderr")
             if spill.get(stream)
         ]
-    if tool == "Read" and isinstance(result.get("path"), str):
-        return [{"name": "file", "path": result["path"], "offset": result.get("offset", 0)}]
+    if tool == "Read" and isinstance(result.get("path"), str) and "offset" in result:
+        return [{"name": "file", "path": result["path"], "offset": result["offset"]}]
     return []
 
 

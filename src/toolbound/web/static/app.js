@@ -16,12 +16,14 @@
 //   ledger       the session's context ledger drawn (ledger.js), fetched as calls finish
 //   jobs         the session's background jobs, their state, a guarded stop (jobs.js)
 //   detail       one call: arguments, outcome, its result rendered, model view
-//   renderers    per tool: Bash, Read, Grep, Glob, Edit/Write, JobOutput/JobStop, errors
+//   renderers    per tool: Bash, Read, Grep, Glob, Edit/Write, JobOutput/JobStop, errors;
+//                ApplyPatch, List and a Read's image or PDF (files.js)
 //   viewer       "open full output": Read windows of a spill file or a file
 //   route        the location hash (#s=SESSION&c=CALL) -> what is shown
 
 import { PLAIN, compact, parseLine, scanState } from "./ansi.js";
 import { el, plural } from "./dom.js";
+import { imageTitle, imageView, listTitle, listTree, patchTitle, patchView, pdfTitle, pdfView } from "./files.js";
 import { JobsPanel } from "./jobs.js";
 import { LedgerPanel } from "./ledger.js";
 
@@ -548,6 +550,10 @@ function render(call) {
     renderBash(result, parts);
   } else if (call.tool === "Bash" && result.jobId) {
     parts.push(jobStarted(result));
+  } else if (call.tool === "Read" && result.image && typeof result.image === "object") {
+    showList(imageView(result), imageTitle(result));
+  } else if (call.tool === "Read" && "totalPages" in result && typeof result.content === "string") {
+    showList(pdfView(result), pdfTitle(result));
   } else if (call.tool === "Read" && "content" in result) {
     renderRead(call, result, parts);
   } else if (call.tool === "Grep" && Array.isArray(result.matches)) {
@@ -558,6 +564,10 @@ function render(call) {
     showList(countList(result.counts), `${result.count} file${result.count === 1 ? "" : "s"}`);
   } else if (call.tool === "Glob" && Array.isArray(result.matches)) {
     showList(fileList(result.matches), `${result.count} file${result.count === 1 ? "" : "s"}`);
+  } else if (call.tool === "ApplyPatch" && Array.isArray(result.files) && typeof result.diff === "string") {
+    showList(patchView(result), patchTitle(result));
+  } else if (call.tool === "List" && Array.isArray(result.entries)) {
+    showList(listTree(result), listTitle(result));
   } else if ((call.tool === "Edit" || call.tool === "Write") && typeof result.diff === "string") {
     showList(diffLines(result.diff), editSummary(call.tool, result));
   } else {
