@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -158,6 +159,28 @@ async def test_finished_events_beyond_the_retention_budget_are_dropped_oldest_fi
     hub.detach(host)
     await host.call("Bash", {"command": "true"}, tool_call_id="unseen")
     assert hub.record("h1", "unseen") is None
+
+
+async def test_an_image_reads_data_counts_against_the_budget_and_its_record_leaves_it_out(
+    host: ToolHost, tmp_path: Path
+) -> None:
+    from PIL import Image
+
+    noise = Image.frombytes("RGB", (300, 300), os.urandom(300 * 300 * 3))
+    noise.save(tmp_path / "ws" / "noise.png")
+    hub = Hub(retain_bytes=100_000)
+    hub.attach(host)
+    result = await host.call("Read", {"path": "noise.png"}, tool_call_id="img")
+    data = result["image"]["data"]
+    assert len(data) > 100_000
+    # Its events outgrow the budget at once; the record keeps all but the image's data.
+    assert hub.events("h1", "img") is None
+    kept = hub.record("h1", "img")
+    assert kept is not None
+    assert kept.result == {**result, "image": {**result["image"], "data": None}}
+    assert hub.partial("h1", "img")
+    await host.call("Bash", {"command": "true"}, tool_call_id="small")
+    assert not hub.partial("h1", "small")
 
 
 def record(**kw: Any) -> CallRecord:

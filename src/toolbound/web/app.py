@@ -363,9 +363,12 @@ class WebView:
     async def _record(self, request: Request) -> CallRecord | None:
         sid, cid = request.path_params["sid"], request.path_params["cid"]
         record = self.hub.record(sid, cid)
-        if record is None and self.source is not None:
+        if (record is None or self.hub.partial(sid, cid)) and self.source is not None:
+            # A record that left part of its result out (an image's data) reads it whole
+            # from the store, while the store has it.
             stored = await asyncio.to_thread(self.source.call_records, sid)
-            record = next((r for r in reversed(stored) if r.tool_call_id == cid), None)
+            whole = next((r for r in reversed(stored) if r.tool_call_id == cid), None)
+            record = whole or record
         return record
 
     async def ledger(self, request: Request) -> Response:

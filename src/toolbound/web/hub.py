@@ -18,6 +18,7 @@ from the store. Only the newest ``retain_calls`` records are kept.
 Pieces:
     Hub        attach/detach hosts, the listener, records, subscribe
     event_size the bytes an event holds, for the retention budget
+    kept_result the result a record keeps (an image's data is the store's)
 """
 
 from __future__ import annotations
@@ -44,11 +45,30 @@ DEFAULT_RETAIN_CALLS = 2000
 
 
 def event_size(event: dict[str, Any]) -> int:
-    """Roughly the bytes an event holds: its data, or its result's text fields."""
+    """Roughly the bytes an event holds: its data, or its result's text fields and the
+    base64 data of an image Read."""
     if event["type"] == "chunk":
         return len(event["data"])
     result = event.get("result") or {}
-    return sum(len(v) for v in result.values() if isinstance(v, str))
+    size = sum(len(v) for v in result.values() if isinstance(v, str))
+    image = result.get("image")
+    if isinstance(image, dict) and isinstance(image.get("data"), str):
+        size += len(image["data"])
+    return size
+
+
+def kept_result(result: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The result a record keeps, and whether something was left out of it.
+
+    An image Read's base64 data (up to 5 MB of it) is left out: the newest
+    ``retain_calls`` records are held whatever their size, so each must stay as
+    small as the tools' budgets make a text result. The page then reads the
+    call's result from the store, which keeps it whole.
+    """
+    image = result.get("image")
+    if isinstance(image, dict) and image.get("data"):
+        return {**result, "image": {**image, "data": None}}, True
+    return result, False
 
 
 @dataclass
@@ -57,6 +77,8 @@ class _Call:
     events: list[dict[str, Any]] | None = field(default_factory=list)
     queues: set[asyncio.Queue[dict[str, Any]]] = field(default_factory=set)
     size: int = 0
+    # The record's result leaves out what ``kept_result`` leaves out.
+    partial: bool = False
 
     @property
     def finished(self) -> bool:
@@ -142,9 +164,10 @@ class Hub(CallListener):
                 call.record, failed=event["message"], ended_at=time.time(), last_seq=event["seq"]
             )
         elif event["type"] == "result":
+            result, call.partial = kept_result(event["result"])
             call.record = replace(
                 call.record,
-                result=event["result"],
+                result=result,
                 text=event.get("text"),
                 ended_at=time.time(),
                 last_seq=event["seq"],
@@ -194,6 +217,11 @@ class Hub(CallListener):
     def record(self, session_id: str, tool_call_id: str) -> CallRecord | None:
         call = self._calls.get((session_id, tool_call_id))
         return call.record if call is not None else None
+
+    def partial(self, session_id: str, tool_call_id: str) -> bool:
+        """Whether the call's record leaves part of its result to the store."""
+        call = self._calls.get((session_id, tool_call_id))
+        return call is not None and call.partial
 
     def events(self, session_id: str, tool_call_id: str) -> list[dict[str, Any]] | None:
         """A call's events so far, or None when they are not held here."""
