@@ -54,7 +54,9 @@ OUTPUT_MODES: dict[str, OutputMode] = {
 class Args(BaseModel):
     # Strict: JSON types are taken as they are, for every tool alike (a string
     # "5" is not a number, true is not 1, 5.0 is not an integer).
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, strict=True, defer_build=True
+    )
     # Wire names of the string arguments handed to a program as one argument each
     # (at most ARG_MAX_BYTES), with what to do instead of a longer one.
     program_arguments: ClassVar[Mapping[str, str]] = {}

@@ -76,6 +76,9 @@ class WireModel(BaseModel):
         populate_by_name=True,
         frozen=True,
         extra="forbid",
+        # Each model's validator and serializer are built on its first use, so a
+        # process pays only for the models its calls use (``toolbound call Read``).
+        defer_build=True,
     )
 
     def to_wire(self) -> dict[str, Any]:
