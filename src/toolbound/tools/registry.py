@@ -19,7 +19,7 @@ Pieces:
     SPECS       the tools, in a stable order
     TOOL_NAMES  their names
     spec_for    name -> spec, or TOOL_UNKNOWN
-    import_runners  import every tool's module now (about 27 ms for all, once a process)
+    import_runners  import every tool's module and build its models now (once a process)
 """
 
 from __future__ import annotations
@@ -481,6 +481,12 @@ def spec_for(name: str) -> ToolSpec:
 
 
 def import_runners() -> None:
-    """Import every tool's module now rather than on its first call."""
+    """Import every tool's module now rather than on its first call, and build its
+    models (pydantic builds a model's validator on its first use: ``defer_build``)."""
     for spec in SPECS:
         importlib.import_module(spec.module)
+    models: list[type[Args] | type[WireModel]] = [Args, WireModel]
+    while models:
+        model = models.pop()
+        model.model_rebuild()
+        models.extend(model.__subclasses__())
