@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from toolbound.tools.registry import SPECS
+from toolbound.tools.registry import SPECS, ToolSpec
 
 _CHILD = """
 import json, sys
@@ -56,9 +56,17 @@ def _loaded(workspace: Path, tool: str, args: dict[str, object]) -> set[str]:
     return set(report["modules"])
 
 
+def _models(spec: ToolSpec) -> set[str]:
+    """The modules of a tool's argument and result models."""
+    return {ref.partition(":")[0] for ref in (spec.args_model, *spec.result_models)}
+
+
 def _foreign(loaded: set[str], tool: str, also: tuple[str, ...] = ()) -> list[str]:
-    """The loaded modules (and their submodules) that ``tool``'s call has no use for."""
-    others = tuple(spec.module for spec in SPECS if spec.name != tool)
+    """The loaded modules (and their submodules) that ``tool``'s call has no use for:
+    the other tools' runners and models among them."""
+    mine = next(spec for spec in SPECS if spec.name == tool)
+    others = {spec.module for spec in SPECS if spec is not mine}
+    others |= {m for spec in SPECS for m in _models(spec)} - _models(mine)
     unwanted = {*_FOREIGN, *others, *also}
     return sorted(m for m in loaded if any(m == u or m.startswith(f"{u}.") for u in unwanted))
 
