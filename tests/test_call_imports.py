@@ -74,8 +74,8 @@ def _foreign(loaded: set[str], tool: str, also: tuple[str, ...] = ()) -> list[st
 @pytest.mark.parametrize(
     ("tool", "args", "also"),
     [
-        # A text file's Read needs no regex engine of its own.
-        ("Read", {"path": "a.txt"}, ("re2", "toolbound.linear_regex")),
+        # A text file's Read needs no regex engine, nor anyio (for waiting out a stop).
+        ("Read", {"path": "a.txt"}, ("re2", "toolbound.linear_regex", "anyio")),
         ("Grep", {"pattern": "hello"}, ()),
         ("Glob", {"pattern": "*.txt"}, ()),
         ("Bash", {"command": "echo hello"}, ("re2", "toolbound.linear_regex")),
