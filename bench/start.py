@@ -16,8 +16,11 @@ noise hits both alike:
    at most 1.5x);
 2. ``toolbound call Read`` of a small file against the anchor ``python -c
    pass`` (the interpreter's own start): the whole process, median, ratio.
+   With ``--before SRC`` (another checkout's ``src`` folder, e.g. a worktree
+   of the previous commit), the same call from that source tree too, in the
+   same rounds, so a change's before and after are timed side by side.
 
-Usage: ``python bench/start.py [--rounds N]``.
+Usage: ``python bench/start.py [--rounds N] [--before SRC]``.
 """
 
 from __future__ import annotations
@@ -102,27 +105,27 @@ def time_to_initialize(argv: list[str], cwd: Path) -> float:
         proc.stdout.close()
 
 
-def time_to_exit(argv: list[str], cwd: Path) -> float:
+def time_to_exit(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
     started = time.perf_counter()
-    subprocess.run(argv, cwd=cwd, check=True, capture_output=True, timeout=WAIT_S)
+    subprocess.run(argv, cwd=cwd, env=env, check=True, capture_output=True, timeout=WAIT_S)
     return time.perf_counter() - started
 
 
-def rounds(n: int, pair: tuple[Callable[[], float], Callable[[], float]]) -> tuple[float, float]:
-    """Median seconds of each of the pair, run alternately ``n`` times (after one warm-up)."""
-    for measure in pair:
+def rounds(n: int, measures: tuple[Callable[[], float], ...]) -> tuple[float, ...]:
+    """Median seconds of each measure, run in turn ``n`` times (after one warm-up)."""
+    for measure in measures:
         measure()
-    ours: list[float] = []
-    anchor: list[float] = []
+    times: list[list[float]] = [[] for _ in measures]
     for _ in range(n):
-        ours.append(pair[0]())
-        anchor.append(pair[1]())
-    return statistics.median(ours), statistics.median(anchor)
+        for taken, measure in zip(times, measures, strict=True):
+            taken.append(measure())
+    return tuple(statistics.median(taken) for taken in times)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--before", type=Path, help="another checkout's src, timed beside")
     ns = parser.parse_args()
     reference = installed_reference()
     node = shutil.which("node") or "node"
@@ -148,17 +151,21 @@ def main() -> None:
         print(f"  ratio                             {ours / anchor:7.2f}x  (goal: <= 1.5x)")
         call = [env_python, "-m", "toolbound", "call", "Read", '{"path": "a.txt"}']
         call += ["--data-dir", str(data)]
-        ours, anchor = rounds(
-            ns.rounds,
-            (
-                lambda: time_to_exit(call, root),
-                lambda: time_to_exit([env_python, "-c", "pass"], root),
-            ),
+        measures: tuple[Callable[[], float], ...] = (
+            lambda: time_to_exit(call, root),
+            lambda: time_to_exit([env_python, "-c", "pass"], root),
         )
+        if ns.before is not None:
+            before = {**os.environ, "PYTHONPATH": str(ns.before.resolve())}
+            measures += (lambda: time_to_exit(call, root, env=before),)
+        ours, anchor, *earlier = rounds(ns.rounds, measures)
         print(f"toolbound call Read, median of {ns.rounds} rounds")
         print(f"  toolbound call Read               {ours * 1000:7.0f} ms")
         print(f"  python -c pass (anchor)           {anchor * 1000:7.0f} ms")
         print(f"  ratio                             {ours / anchor:7.2f}x")
+        for then in earlier:
+            print(f"  the same call from --before       {then * 1000:7.0f} ms")
+            print(f"  its ratio                         {then / anchor:7.2f}x")
 
 
 if __name__ == "__main__":

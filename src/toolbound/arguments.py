@@ -11,13 +11,12 @@ the same for every tool (a string "5" is not a number). Every failure becomes
 ``TOOL_INVALID_ARGUMENT`` with a message that names the argument and what it
 accepts.
 
+Each tool's argument model lives in its module of ``toolbound.models`` and is
+given here by name as well, imported on first use.
+
 Pieces:
     Args                                     the base of the argument models
-    ReadArgs, GlobArgs, GrepArgs, BashArgs   the argument models of the tools that look
-    ListArgs
-    EditArgs, EditOne, WriteArgs             and of the tools that change files
-    ApplyPatchArgs
-    JobOutputArgs, JobSince, JobStopArgs     and of the two that follow background jobs
+    ReadArgs, GrepArgs, ...                  every tool's arguments, from ``toolbound.models``
     OUTPUT_MODES                             Grep's accepted spellings
     ARG_MAX_BYTES                            the longest string the kernel takes as one argument
     Limited                                  an argument whose default and range follow the limits
@@ -26,14 +25,29 @@ Pieces:
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from toolbound.results import ErrorCode, ToolError
+
+if TYPE_CHECKING:
+    from toolbound.models.apply_patch import ApplyPatchArgs as ApplyPatchArgs
+    from toolbound.models.bash import BashArgs as BashArgs
+    from toolbound.models.change import EditArgs as EditArgs
+    from toolbound.models.change import EditOne as EditOne
+    from toolbound.models.change import WriteArgs as WriteArgs
+    from toolbound.models.glob import GlobArgs as GlobArgs
+    from toolbound.models.grep import GrepArgs as GrepArgs
+    from toolbound.models.jobs import JobOutputArgs as JobOutputArgs
+    from toolbound.models.jobs import JobSince as JobSince
+    from toolbound.models.jobs import JobStopArgs as JobStopArgs
+    from toolbound.models.listing import ListArgs as ListArgs
+    from toolbound.models.read import ReadArgs as ReadArgs
 
 OutputMode = Literal["content", "filesWithMatches", "count"]
 
@@ -54,7 +68,9 @@ OUTPUT_MODES: dict[str, OutputMode] = {
 class Args(BaseModel):
     # Strict: JSON types are taken as they are, for every tool alike (a string
     # "5" is not a number, true is not 1, 5.0 is not an integer).
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, strict=True, defer_build=True
+    )
     # Wire names of the string arguments handed to a program as one argument each
     # (at most ARG_MAX_BYTES), with what to do instead of a longer one.
     program_arguments: ClassVar[Mapping[str, str]] = {}
@@ -62,194 +78,6 @@ class Args(BaseModel):
     def problem(self) -> str | None:
         """What is wrong with well-typed arguments, checked before the ranges; None if nothing."""
         return None
-
-
-class ReadArgs(Args):
-    path: str = Field(min_length=1, description="File to read.")
-    offset: int = Field(default=0, ge=0, description="Lines to skip before the window starts.")
-    limit: int | None = Field(default=None, description="Lines in the window, {range}.")
-    pages: str | None = Field(
-        default=None, description='PDF pages to read: "N" or "N-M" (a PDF only).'
-    )
-
-    def problem(self) -> str | None:
-        if self.pages is None:
-            return None
-        first, dash, last = self.pages.partition("-")
-        numbers = [first, last] if dash else [first]
-        if not all(n.isascii() and n.isdigit() and int(n) >= 1 for n in numbers) or (
-            dash and int(last) < int(first)
-        ):
-            return f'\'pages\' must be "N" or "N-M" with 1 <= N <= M, not {self.pages!r}'
-        return None
-
-
-class GlobArgs(Args):
-    program_arguments: ClassVar[Mapping[str, str]] = {"pattern": "use a shorter pattern"}
-
-    pattern: str = Field(min_length=1, description="Glob, e.g. **/*.ts")
-    path: str | None = Field(default=None, description="Folder to search in.")
-    limit: int | None = Field(default=None, description="Most paths to return, {range}.")
-
-
-class ListArgs(Args):
-    path: str | None = Field(default=None, description="Folder to list (default: the workspace).")
-    depth: int | None = Field(default=None, description="Levels of subfolders to list, {range}.")
-    limit: int | None = Field(default=None, description="Most entries to return, {range}.")
-
-
-class GrepArgs(Args):
-    program_arguments: ClassVar[Mapping[str, str]] = {
-        "pattern": "search for a shorter pattern (or several shorter ones, one call each)",
-        "glob": "use a shorter glob",
-        "type": "use a shorter type name",
-    }
-
-    pattern: str = Field(min_length=1, description="Regex (ripgrep syntax).")
-    path: str | None = Field(default=None, description="File or folder to search.")
-    glob: str | None = Field(default=None, description="Only files matching this glob.")
-    type: str | None = Field(default=None, description="Only files of this rg type.")
-    output_mode: OutputMode = Field(default="content", alias="outputMode")
-    head_limit: int | None = Field(
-        default=None, ge=1, alias="headLimit", description="Most matches to return."
-    )
-    offset: int = Field(default=0, ge=0, description="Matches to skip (paging).")
-    case_insensitive: bool = Field(default=False, alias="caseInsensitive")
-    multiline: bool = False
-    before: int | None = Field(default=None, ge=0, description="Context lines.")
-    after: int | None = Field(default=None, ge=0, description="Context lines.")
-
-    @field_validator("output_mode", mode="before")
-    @classmethod
-    def _spellings(cls, value: object) -> object:
-        if isinstance(value, str) and value in OUTPUT_MODES:
-            return OUTPUT_MODES[value]
-        return value
-
-
-class BashArgs(Args):
-    program_arguments: ClassVar[Mapping[str, str]] = {
-        "command": "write the script to a file with Write, then run that file (`bash script.sh`)"
-    }
-
-    command: str = Field(description="The shell command.")
-    timeout: float | None = Field(
-        default=None,
-        allow_inf_nan=False,
-        description="Seconds, {range} (a background job's: no default, up to a day).",
-    )
-    description: str | None = Field(
-        default=None, description="What the command does, in a few words."
-    )
-    background: bool = Field(
-        default=False,
-        description="Run it as a background job: returns a jobId at once (JobOutput, JobStop).",
-    )
-
-    def problem(self) -> str | None:
-        if not self.command.strip():
-            return "'command' is empty; give the shell command to run"
-        return None
-
-
-class JobSince(Args):
-    stdout: int = Field(ge=0, description="Byte position in the job's stdout.")
-    stderr: int = Field(ge=0, description="Byte position in the job's stderr.")
-
-
-class JobOutputArgs(Args):
-    job_id: str | None = Field(
-        default=None,
-        alias="jobId",
-        min_length=1,
-        description="The job (Bash with background: true); leave it out to list the jobs.",
-    )
-    since: JobSince | None = Field(
-        default=None,
-        description="Where to read from, a `next` a JobOutput returned; default: where the "
-        "previous JobOutput of this job stopped; {stdout: 0, stderr: 0} from the start.",
-    )
-    wait_s: float | None = Field(
-        default=None,
-        alias="waitS",
-        allow_inf_nan=False,
-        description="Seconds to wait for new output, the end, or an `until` line, {range}.",
-    )
-    until: str | None = Field(
-        default=None,
-        min_length=1,
-        description="RE2 regex (Python syntax without backreferences or look-around): wait "
-        "until a line of the output matches it.",
-    )
-
-    def problem(self) -> str | None:
-        if self.job_id is None and (
-            self.since is not None or self.wait_s is not None or self.until is not None
-        ):
-            return "'since', 'waitS' and 'until' need a 'jobId' (leave them all out to list jobs)"
-        return None
-
-
-class JobStopArgs(Args):
-    job_id: str = Field(alias="jobId", min_length=1, description="The job to stop.")
-
-
-class EditOne(Args):
-    """One edit of a multi-edit Edit."""
-
-    old_string: str = Field(
-        alias="oldString", description="Exact text to replace, as Read showed it."
-    )
-    new_string: str = Field(alias="newString", description="The text to put in its place.")
-    replace_all: bool = Field(
-        default=False, alias="replaceAll", description="Replace every occurrence."
-    )
-
-
-class EditArgs(Args):
-    path: str = Field(min_length=1, description="Workspace file to change.")
-    # An empty oldString is refused by the edit core, with a message that says what to do.
-    old_string: str | None = Field(
-        default=None, alias="oldString", description="Exact text to replace, as Read showed it."
-    )
-    new_string: str | None = Field(
-        default=None, alias="newString", description="The text to put in its place."
-    )
-    replace_all: bool = Field(
-        default=False, alias="replaceAll", description="Replace every occurrence."
-    )
-    edits: list[EditOne] | None = Field(
-        default=None,
-        min_length=1,
-        description="Several edits instead of oldString/newString: applied in order, each "
-        "to the text the earlier ones left, all or none.",
-    )
-
-    def problem(self) -> str | None:
-        single = self.old_string is not None or self.new_string is not None
-        if self.edits is not None:
-            if single or self.replace_all:
-                return (
-                    "give either 'edits' or 'oldString'/'newString'/'replaceAll', not both "
-                    "(each edit has its own)"
-                )
-            return None
-        if self.old_string is None or self.new_string is None:
-            missing = "oldString" if self.old_string is None else "newString"
-            return f"'{missing}' is required (or 'edits', a list of {{oldString, newString}})"
-        return None
-
-
-class ApplyPatchArgs(Args):
-    patch: str = Field(
-        min_length=1,
-        description="The patch, from '*** Begin Patch' to '*** End Patch' (Codex apply_patch).",
-    )
-
-
-class WriteArgs(Args):
-    path: str = Field(min_length=1, description="Workspace file to create or overwrite.")
-    content: str = Field(description="The file's whole new content.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -432,3 +260,30 @@ def parse_args(
         if refusal is not None:
             raise _invalid(tool, refusal)
     return args.model_copy(update=unset) if unset else args
+
+
+# Each tool's models live in its own module (``toolbound.models``), imported on
+# first use (PEP 562): ``toolbound call Read`` builds Read's models, no others.
+_HOMES = {
+    "ReadArgs": "toolbound.models.read",
+    "GlobArgs": "toolbound.models.glob",
+    "ListArgs": "toolbound.models.listing",
+    "GrepArgs": "toolbound.models.grep",
+    "BashArgs": "toolbound.models.bash",
+    "EditOne": "toolbound.models.change",
+    "EditArgs": "toolbound.models.change",
+    "WriteArgs": "toolbound.models.change",
+    "ApplyPatchArgs": "toolbound.models.apply_patch",
+    "JobSince": "toolbound.models.jobs",
+    "JobOutputArgs": "toolbound.models.jobs",
+    "JobStopArgs": "toolbound.models.jobs",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'toolbound.arguments' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

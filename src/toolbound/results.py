@@ -5,30 +5,53 @@ plain JSON-able dict that ``ToolHost.call`` returns. Optional fields the
 contract marks with ``?`` are omitted when unset; nullable ones (``exitCode``,
 ``signal``) are always present.
 
+Each tool's result models live in its module of ``toolbound.models`` and are
+given here by name as well, imported on first use (so a call builds its own
+tool's models only).
+
 Pieces:
     ErrorCode, ToolError        the TOOL_… codes and the one exception tools raise
-    ReadResult, GlobResult      Read and Glob results
-    ReadImageResult, ImageData  Read of an image; ReadPdfResult, Read of a PDF
-    ListResult, ListEntry       List's result (CONTRACT section 15)
-    GrepContentResult, GrepFilesResult, GrepCountResult   the three Grep variants
-    BashResult                  Bash result, with StreamCounts/StreamPair/SpillPaths
-    EditResult, WriteResult     Edit and Write results (CONTRACT section 10)
-    ApplyPatchResult            with PatchFile and PatchHunk (CONTRACT section 15)
+    WireModel                   the base of every result model
     ErrorResult                 {"error": {"code", "message"}}
     is_error                    whether the protocols report a result as an error
     ChunkEvent, ResultEvent     streamed events (a result event carries the model text)
+    ReadResult, GlobResult, ... every tool's results, from ``toolbound.models``
 """
 
 from __future__ import annotations
 
+import importlib
 from enum import StrEnum
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from toolbound.fit import NO_FIT, Fit
 from toolbound.model_text import Profile, model_text
+
+if TYPE_CHECKING:
+    from toolbound.models.apply_patch import ApplyPatchResult as ApplyPatchResult
+    from toolbound.models.apply_patch import PatchFile as PatchFile
+    from toolbound.models.apply_patch import PatchHunk as PatchHunk
+    from toolbound.models.bash import BashResult as BashResult
+    from toolbound.models.bash import SpillPaths as SpillPaths
+    from toolbound.models.bash import StreamCounts as StreamCounts
+    from toolbound.models.bash import StreamPair as StreamPair
+    from toolbound.models.change import EditResult as EditResult
+    from toolbound.models.change import WriteResult as WriteResult
+    from toolbound.models.glob import GlobResult as GlobResult
+    from toolbound.models.grep import GrepContentResult as GrepContentResult
+    from toolbound.models.grep import GrepCountResult as GrepCountResult
+    from toolbound.models.grep import GrepFileCount as GrepFileCount
+    from toolbound.models.grep import GrepFilesResult as GrepFilesResult
+    from toolbound.models.grep import GrepMatch as GrepMatch
+    from toolbound.models.listing import ListEntry as ListEntry
+    from toolbound.models.listing import ListResult as ListResult
+    from toolbound.models.read import ImageData as ImageData
+    from toolbound.models.read import ReadImageResult as ReadImageResult
+    from toolbound.models.read import ReadPdfResult as ReadPdfResult
+    from toolbound.models.read import ReadResult as ReadResult
 
 
 class ErrorCode(StrEnum):
@@ -76,6 +99,9 @@ class WireModel(BaseModel):
         populate_by_name=True,
         frozen=True,
         extra="forbid",
+        # Each model's validator and serializer are built on its first use, so a
+        # process pays only for the models its calls use (``toolbound call Read``).
+        defer_build=True,
     )
 
     def to_wire(self) -> dict[str, Any]:
@@ -84,189 +110,6 @@ class WireModel(BaseModel):
 
 
 Root = Literal["workspace", "scratch", "external"]
-
-
-class ReadResult(WireModel):
-    path: str
-    root: Root
-    content: str
-    offset: int
-    line_count: int
-    total_lines: int | None = _optional()
-    file_bytes: int
-    truncated: bool
-    notice: str | None = _optional()
-    # The economy profile's re-read of a window an earlier call of this context
-    # returned with the same bytes: True, and ``content`` is empty (the notice names
-    # that call). Absent otherwise, so the exact profile's shape is unchanged.
-    unchanged: bool | None = _optional()
-
-
-class ImageData(WireModel):
-    mime_type: str
-    # The image's bytes, base64.
-    data: str
-    width: int
-    height: int
-    original_width: int
-    original_height: int
-
-
-class ReadImageResult(WireModel):
-    """Read of an image (CONTRACT 15): scaled to fit, base64."""
-
-    path: str
-    root: Root
-    image: ImageData
-    file_bytes: int
-
-
-class ReadPdfResult(WireModel):
-    """Read of a PDF (CONTRACT 15): the pages' text, ``--- Page N ---`` between them."""
-
-    path: str
-    root: Root
-    content: str
-    # The pages shown ("3" or "1-10"; "" when none).
-    pages: str
-    total_pages: int
-    file_bytes: int
-    truncated: bool
-    notice: str | None = _optional()
-
-
-class GlobResult(WireModel):
-    matches: list[str]
-    count: int
-    truncated: bool
-    notice: str | None = _optional()
-
-
-class ListEntry(WireModel):
-    path: str
-    type: Literal["dir", "file", "link"]
-    # A file's size in bytes; a folder's count of listed entries.
-    size: int | None = _optional()
-    entries: int | None = _optional()
-
-
-class ListResult(WireModel):
-    path: str
-    entries: list[ListEntry]
-    count: int
-    truncated: bool
-    notice: str | None = _optional()
-
-
-class GrepMatch(WireModel):
-    path: str
-    line: int
-    text: str
-    # True on a before/after line; absent on a match.
-    context: bool | None = _optional()
-    # A clipped line's window: the 1-based character of the line it starts at; absent
-    # when the text starts at the line's start.
-    column: int | None = _optional()
-
-
-class GrepContentResult(WireModel):
-    matches: list[GrepMatch]
-    count: int
-    files: int
-    truncated: bool
-    notice: str | None = _optional()
-
-
-class GrepFilesResult(WireModel):
-    files: list[str]
-    count: int
-    truncated: bool
-    notice: str | None = _optional()
-
-
-class GrepFileCount(WireModel):
-    path: str
-    count: int
-
-
-class GrepCountResult(WireModel):
-    counts: list[GrepFileCount]
-    count: int
-    truncated: bool
-    notice: str | None = _optional()
-
-
-class StreamCounts(WireModel):
-    bytes: int
-    lines: int
-
-
-class StreamPair(WireModel):
-    stdout: StreamCounts
-    stderr: StreamCounts
-
-
-class SpillPaths(WireModel):
-    stdout: str | None = _optional()
-    stderr: str | None = _optional()
-
-
-class BashResult(WireModel):
-    stdout: str
-    stderr: str
-    exit_code: int | None
-    signal: str | None
-    timed_out: bool
-    aborted: bool
-    truncated: bool
-    spill: SpillPaths
-    omitted: StreamPair
-    totals: StreamPair
-    duration_ms: int
-    # Model-facing prose: a timeout or the processes stopped after the shell exited.
-    notice: str | None = _optional()
-
-
-class EditResult(WireModel):
-    path: str
-    replacements: int
-    created: bool
-    diff: str
-    truncated: bool
-    notice: str | None = _optional()
-
-
-class WriteResult(WireModel):
-    path: str
-    bytes: int
-    created: bool
-    diff: str
-    truncated: bool
-    notice: str | None = _optional()
-
-
-class PatchHunk(WireModel):
-    matched: Literal["exact", "trailing-space", "whitespace"]
-    line: int
-    # True when the chunk's new lines were there already (left as they were).
-    already_applied: bool | None = _optional()
-
-
-class PatchFile(WireModel):
-    path: str
-    action: Literal["add", "update", "delete", "move"]
-    hunks: list[PatchHunk]
-    # A move's old path (``path`` is the new one).
-    moved_from: str | None = _optional(alias="from")
-    # True when the file already was as the patch makes it (nothing written).
-    already_applied: bool | None = _optional()
-
-
-class ApplyPatchResult(WireModel):
-    files: list[PatchFile]
-    diff: str
-    truncated: bool
-    notice: str | None = _optional()
 
 
 class ErrorBody(WireModel):
@@ -329,17 +172,6 @@ class ResultEvent(WireModel):
         return ResultEvent(tool_call_id=tool_call_id, seq=seq, result=result, text=text).to_wire()
 
 
-ToolResult = (
-    ReadResult
-    | GlobResult
-    | GrepContentResult
-    | GrepFilesResult
-    | GrepCountResult
-    | BashResult
-    | ErrorResult
-)
-
-
 def is_error(result: dict[str, Any]) -> bool:
     """Whether the protocols report ``result`` as an error (MCP ``isError``, CLI exit 1).
 
@@ -347,3 +179,39 @@ def is_error(result: dict[str, Any]) -> bool:
     error"), which keeps its BashResult: the partial output is still the result.
     """
     return "error" in result or result.get("timedOut") is True
+
+
+# Each tool's models live in its own module (``toolbound.models``), imported on
+# first use (PEP 562): ``toolbound call Read`` builds Read's models, no others.
+_HOMES = {
+    "ReadResult": "toolbound.models.read",
+    "ImageData": "toolbound.models.read",
+    "ReadImageResult": "toolbound.models.read",
+    "ReadPdfResult": "toolbound.models.read",
+    "GlobResult": "toolbound.models.glob",
+    "ListEntry": "toolbound.models.listing",
+    "ListResult": "toolbound.models.listing",
+    "GrepMatch": "toolbound.models.grep",
+    "GrepContentResult": "toolbound.models.grep",
+    "GrepFilesResult": "toolbound.models.grep",
+    "GrepFileCount": "toolbound.models.grep",
+    "GrepCountResult": "toolbound.models.grep",
+    "StreamCounts": "toolbound.models.bash",
+    "StreamPair": "toolbound.models.bash",
+    "SpillPaths": "toolbound.models.bash",
+    "BashResult": "toolbound.models.bash",
+    "EditResult": "toolbound.models.change",
+    "WriteResult": "toolbound.models.change",
+    "PatchHunk": "toolbound.models.apply_patch",
+    "PatchFile": "toolbound.models.apply_patch",
+    "ApplyPatchResult": "toolbound.models.apply_patch",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'toolbound.results' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

@@ -16,10 +16,18 @@ Pieces:
     atomic_write          the atomic file replacement
 """
 
-from toolbound.edit.atomic import atomic_write
-from toolbound.edit.core import ChangeResult, edit_file, write_file
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
+
+# Eager: the record is every host's (what a session Read); the rest loads on
+# first use (PEP 562), so a Read does not import the Edit and Write machinery.
 from toolbound.edit.record import ReadRecord, Seen, content_digest
-from toolbound.edit.target import resolve_target
+
+if _TYPE_CHECKING:
+    from toolbound.edit.atomic import atomic_write
+    from toolbound.edit.core import ChangeResult, edit_file, write_file
+    from toolbound.edit.target import resolve_target
 
 __all__ = [
     "ChangeResult",
@@ -31,3 +39,25 @@ __all__ = [
     "resolve_target",
     "write_file",
 ]
+
+# Where each name loaded on first use lives.
+_HOMES = {
+    "atomic_write": "toolbound.edit.atomic",
+    "ChangeResult": "toolbound.edit.core",
+    "edit_file": "toolbound.edit.core",
+    "write_file": "toolbound.edit.core",
+    "resolve_target": "toolbound.edit.target",
+}
+
+
+def __getattr__(name: str) -> _Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'toolbound.edit' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -23,8 +23,6 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import anyio
-
 T = TypeVar("T")
 
 
@@ -34,6 +32,8 @@ async def wait_stopped(future: asyncio.Future[Any]) -> None:
     The future's own outcome is left to the caller (``result()`` /
     ``exception()``): this only waits.
     """
+    import anyio  # here, not at the top: a call that never waits out a stop skips it
+
     cancelled: asyncio.CancelledError | None = None
     with anyio.CancelScope(shield=True):
         while not future.done():

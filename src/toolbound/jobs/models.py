@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from toolbound.results import StreamPair, WireModel, _optional
+from toolbound.models.bash import StreamPair
+from toolbound.results import WireModel, _optional
 
 JobState = Literal["running", "exited", "killed", "timedOut"]
 

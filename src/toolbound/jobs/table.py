@@ -22,21 +22,24 @@ import os
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolbound import notices
-from toolbound.arguments import BashArgs, JobOutputArgs
-from toolbound.exec import sandbox
-from toolbound.exec.sandbox import SandboxPolicy
-from toolbound.jobs.emitter import JobEmitter
-from toolbound.jobs.job import STREAMS, Job
-from toolbound.jobs.log import StreamLog
-from toolbound.jobs.models import JobListResult, JobLogs, JobOutputResult, JobStartResult
 from toolbound.limits import Limits
-from toolbound.linear_regex import LinearRegex, PatternError, compile_lines
 from toolbound.listeners import JOB_ID_PREFIX, CallListener, CallStart
 from toolbound.model_text import Profile
 from toolbound.results import ErrorCode, Stream, ToolError
 from toolbound.scratch import Scratch
+
+if TYPE_CHECKING:
+    # Every host has a table; a job's machinery is imported by the first job
+    # (``toolbound call Read`` never starts one).
+    from toolbound.arguments import BashArgs, JobOutputArgs
+    from toolbound.exec.sandbox import SandboxPolicy
+    from toolbound.jobs.job import Job
+    from toolbound.jobs.log import StreamLog
+    from toolbound.jobs.models import JobListResult, JobOutputResult, JobStartResult
+    from toolbound.linear_regex import LinearRegex
 
 
 def new_job_id() -> str:
@@ -92,6 +95,11 @@ class JobTable:
 
     async def start(self, args: BashArgs, raw_args: object) -> JobStartResult:
         """Start ``args.command`` as a job; it runs until it ends, is stopped, or the host goes."""
+        from toolbound.exec import sandbox
+        from toolbound.jobs.emitter import JobEmitter
+        from toolbound.jobs.job import Job
+        from toolbound.jobs.models import JobLogs, JobStartResult
+
         if self._closed:
             raise ToolError(
                 ErrorCode.INVALID_ARGUMENT,
@@ -152,6 +160,9 @@ class JobTable:
     def _open_logs(self, job_id: str) -> dict[Stream, StreamLog]:
         # Reached through descriptors from the data dir: a `jobs` a command planted
         # as a symlink is replaced by a real folder, never written through.
+        from toolbound.jobs.job import STREAMS
+        from toolbound.jobs.log import StreamLog
+
         folder = self.jobs_dir / job_id
         try:
             folder_fd = self.scratch.open_folder("jobs", job_id)
@@ -195,6 +206,8 @@ class JobTable:
         self, args: JobOutputArgs, abort: asyncio.Event
     ) -> JobOutputResult | JobListResult:
         """A page of a job's output after waiting as asked, or the session's jobs."""
+        from toolbound.jobs.models import JobListResult
+
         if args.job_id is None:
             return JobListResult(jobs=[job.entry() for job in self._jobs.values()])
         job = self.get(args.job_id)
@@ -253,6 +266,8 @@ def _compile(pattern: str | None) -> LinearRegex | None:
     TOOL_INVALID_PATTERN when RE2 cannot compile it."""
     if pattern is None:
         return None
+    from toolbound.linear_regex import PatternError, compile_lines
+
     try:
         return compile_lines(pattern)
     except PatternError as err:

@@ -8,7 +8,8 @@ argument parsing, the tool definitions (``toolbound.tooldefs``) and the MCP
 server's input and output schemas all read these specs. Adding a tool is its
 module plus one entry in ``SPECS``.
 
-The runner module is imported on a tool's first call, so ``toolbound call
+The runner module and the models (named "module:Name", in
+``toolbound.models``) are imported on a tool's first call, so ``toolbound call
 Read`` pays for nothing else; a host that serves many calls imports them all
 as it starts (``import_runners``), so its first call pays no import (7-9 ms
 for Read or Bash here).
@@ -19,7 +20,7 @@ Pieces:
     SPECS       the tools, in a stable order
     TOOL_NAMES  their names
     spec_for    name -> spec, or TOOL_UNKNOWN
-    import_runners  import every tool's module now (about 27 ms for all, once a process)
+    import_runners  import every tool's module and build its models now (once a process)
 """
 
 from __future__ import annotations
@@ -30,43 +31,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, cast
 
-from toolbound.arguments import (
-    ApplyPatchArgs,
-    Args,
-    BashArgs,
-    EditArgs,
-    GlobArgs,
-    GrepArgs,
-    JobOutputArgs,
-    JobStopArgs,
-    Limited,
-    ListArgs,
-    ReadArgs,
-    WriteArgs,
-    parse_args,
-)
+from toolbound.arguments import Args, Limited, parse_args
 from toolbound.context import ToolContext
-from toolbound.jobs.models import JobListResult, JobOutputResult, JobStartResult
 from toolbound.limits import Limits, format_size
 from toolbound.model_text import Profile
-from toolbound.results import (
-    ApplyPatchResult,
-    BashResult,
-    EditResult,
-    ErrorCode,
-    GlobResult,
-    GrepContentResult,
-    GrepCountResult,
-    GrepFilesResult,
-    ListResult,
-    ReadImageResult,
-    ReadPdfResult,
-    ReadResult,
-    ToolError,
-    WireModel,
-    WriteResult,
-)
-from toolbound.tools.read_media import IMAGE_MAX_EDGE, IMAGE_MAX_PIXELS
+from toolbound.results import ErrorCode, ToolError, WireModel
 
 
 class Runner(Protocol):
@@ -82,8 +51,9 @@ class ToolSpec:
     """One tool. ``limited(limits)``: the arguments that follow the limits, by wire name."""
 
     name: str
-    args: type[Args]
-    results: tuple[type[WireModel], ...]
+    # The models, as "module:Name" (imported on first use: a call builds its tool's only).
+    args_model: str
+    result_models: tuple[str, ...]
     module: str
     describe: Callable[[Limits], str]
     read_only: bool
@@ -93,6 +63,16 @@ class ToolSpec:
     # When a range depends on another argument (Bash's timeout with `background`):
     # the arguments' own limits; ``limited`` then only shapes the input schema.
     limited_for: Callable[[Args, Limits], Mapping[str, Limited]] | None = None
+
+    @property
+    def args(self) -> type[Args]:
+        """The argument model."""
+        return cast(type[Args], _model(self.args_model))
+
+    @property
+    def results(self) -> tuple[type[WireModel], ...]:
+        """The result models, the one a call returns most often first."""
+        return tuple(cast(type[WireModel], _model(ref)) for ref in self.result_models)
 
     def parse(self, raw: object, limits: Limits) -> Args:
         """``raw`` checked against the limits, host defaults filled; TOOL_INVALID_ARGUMENT."""
@@ -113,11 +93,19 @@ class ToolSpec:
         return cast(Runner, importlib.import_module(self.module).run)
 
 
+def _model(ref: str) -> type:
+    """The class a "module:Name" reference names, its module imported if need be."""
+    module, _, name = ref.partition(":")
+    return cast(type, getattr(importlib.import_module(module), name))
+
+
 def _search_budget(limits: Limits) -> str:
     return f"{format_size(limits.search.max_bytes)} / {limits.search.max_lines} lines"
 
 
 def _describe_read(limits: Limits) -> str:
+    from toolbound.tools.read_media import IMAGE_MAX_EDGE, IMAGE_MAX_PIXELS
+
     w = limits.read_window_lines
     return (
         "Read a text file from the workspace (relative paths are workspace-relative), "
@@ -362,8 +350,12 @@ def _describe_apply_patch(limits: Limits) -> str:
 SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="Read",
-        args=ReadArgs,
-        results=(ReadResult, ReadImageResult, ReadPdfResult),
+        args_model="toolbound.models.read:ReadArgs",
+        result_models=(
+            "toolbound.models.read:ReadResult",
+            "toolbound.models.read:ReadImageResult",
+            "toolbound.models.read:ReadPdfResult",
+        ),
         module="toolbound.tools.read",
         describe=_describe_read,
         economy=_economy_read,
@@ -374,8 +366,8 @@ SPECS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="Glob",
-        args=GlobArgs,
-        results=(GlobResult,),
+        args_model="toolbound.models.glob:GlobArgs",
+        result_models=("toolbound.models.glob:GlobResult",),
         module="toolbound.tools.glob",
         describe=_describe_glob,
         economy=_economy_search,
@@ -386,8 +378,12 @@ SPECS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="Grep",
-        args=GrepArgs,
-        results=(GrepContentResult, GrepFilesResult, GrepCountResult),
+        args_model="toolbound.models.grep:GrepArgs",
+        result_models=(
+            "toolbound.models.grep:GrepContentResult",
+            "toolbound.models.grep:GrepFilesResult",
+            "toolbound.models.grep:GrepCountResult",
+        ),
         module="toolbound.tools.grep",
         describe=_describe_grep,
         economy=_economy_search,
@@ -396,39 +392,40 @@ SPECS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="Bash",
-        args=BashArgs,
-        results=(BashResult, JobStartResult),
+        args_model="toolbound.models.bash:BashArgs",
+        result_models=("toolbound.models.bash:BashResult", "toolbound.jobs.models:JobStartResult"),
         module="toolbound.tools.bash",
         describe=_describe_bash,
         economy=_economy_bash,
         read_only=False,
         limited=lambda limits: {"timeout": _bash_timeout(limits)},
         limited_for=lambda args, limits: {
-            "timeout": _bash_timeout(
-                limits, background=isinstance(args, BashArgs) and args.background
-            )
+            "timeout": _bash_timeout(limits, background=getattr(args, "background", False) is True)
         },
     ),
     ToolSpec(
         name="Edit",
-        args=EditArgs,
-        results=(EditResult,),
+        args_model="toolbound.models.change:EditArgs",
+        result_models=("toolbound.models.change:EditResult",),
         module="toolbound.tools.edit",
         describe=_describe_edit,
         read_only=False,
     ),
     ToolSpec(
         name="Write",
-        args=WriteArgs,
-        results=(WriteResult,),
+        args_model="toolbound.models.change:WriteArgs",
+        result_models=("toolbound.models.change:WriteResult",),
         module="toolbound.tools.write",
         describe=_describe_write,
         read_only=False,
     ),
     ToolSpec(
         name="JobOutput",
-        args=JobOutputArgs,
-        results=(JobOutputResult, JobListResult),
+        args_model="toolbound.models.jobs:JobOutputArgs",
+        result_models=(
+            "toolbound.jobs.models:JobOutputResult",
+            "toolbound.jobs.models:JobListResult",
+        ),
         module="toolbound.tools.job_output",
         describe=_describe_job_output,
         read_only=True,
@@ -436,24 +433,24 @@ SPECS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         name="JobStop",
-        args=JobStopArgs,
-        results=(JobOutputResult,),
+        args_model="toolbound.models.jobs:JobStopArgs",
+        result_models=("toolbound.jobs.models:JobOutputResult",),
         module="toolbound.tools.job_stop",
         describe=_describe_job_stop,
         read_only=False,
     ),
     ToolSpec(
         name="ApplyPatch",
-        args=ApplyPatchArgs,
-        results=(ApplyPatchResult,),
+        args_model="toolbound.models.apply_patch:ApplyPatchArgs",
+        result_models=("toolbound.models.apply_patch:ApplyPatchResult",),
         module="toolbound.tools.apply_patch",
         describe=_describe_apply_patch,
         read_only=False,
     ),
     ToolSpec(
         name="List",
-        args=ListArgs,
-        results=(ListResult,),
+        args_model="toolbound.models.listing:ListArgs",
+        result_models=("toolbound.models.listing:ListResult",),
         module="toolbound.tools.listing",
         describe=_describe_list,
         read_only=True,
@@ -481,6 +478,16 @@ def spec_for(name: str) -> ToolSpec:
 
 
 def import_runners() -> None:
-    """Import every tool's module now rather than on its first call."""
+    """Import every tool's module now rather than on its first call, and build its
+    models (pydantic builds a model's validator on its first use: ``defer_build``)."""
     for spec in SPECS:
         importlib.import_module(spec.module)
+        spec.args.model_rebuild()
+        for result in spec.results:
+            result.model_rebuild()
+    # Then every other model (the ones within results, the events) on its own.
+    models: list[type[Args] | type[WireModel]] = [Args, WireModel]
+    while models:
+        model = models.pop()
+        model.model_rebuild()
+        models.extend(model.__subclasses__())
