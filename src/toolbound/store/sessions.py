@@ -39,7 +39,8 @@ from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.model_text import Profile
 from toolbound.paths import default_data_dir
 from toolbound.scratch import Scratch, SessionIdError, check_session_id
-from toolbound.store.backend import STORE_ENV, Backend, Conn, SqliteBackend, open_backend
+from toolbound.store.backend import SqliteBackend, open_backend
+from toolbound.store.conn import STORE_ENV, Backend, Conn
 from toolbound.store.errors import StoreUnavailable
 from toolbound.store.recorder import CallRecorder
 from toolbound.store.replay import read_dropped, read_events, read_tool_calls

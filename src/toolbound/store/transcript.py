@@ -17,7 +17,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from toolbound.store.backend import Conn
+from toolbound.store.conn import Conn
 from toolbound.store.context import (
     CheckpointRecord,
     ContextTally,
