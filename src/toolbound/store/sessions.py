@@ -52,27 +52,7 @@ from toolbound.store.summaries import (
     read_summaries,
 )
 from toolbound.store.tokens import Estimator, estimate_tokens
-from toolbound.store.transcript import Session, SessionError
-
-
-@dataclass(frozen=True, slots=True)
-class SessionInfo:
-    id: str
-    created_at: float
-    ended_at: float | None
-    messages: int
-    checkpoints: int
-    tool_calls: int
-
-    def to_wire(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "createdAt": self.created_at,
-            "endedAt": self.ended_at,
-            "messages": self.messages,
-            "checkpoints": self.checkpoints,
-            "toolCalls": self.tool_calls,
-        }
+from toolbound.store.transcript import Session, SessionError, SessionInfo
 
 
 @dataclass(frozen=True, slots=True)
