@@ -5,7 +5,7 @@ section 8). The host keeps one gauge per session: ``ToolHost(context_window=N)``
 sets the window in tokens, ``host.context_used(tokens)`` reports what the
 caller's context holds now. Until the caller reports, a host that records into
 a store holding the session's transcript estimates it from there before each
-call (``estimate_from``): the gauge keeps the tally, so each estimate reads
+call (``host.estimate_context``): the gauge keeps the tally, so each estimate reads
 only the messages appended since the last one. A gauge without a window never
 shrinks anything.
 
@@ -16,10 +16,10 @@ Pieces:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from toolbound.store import SessionError, SessionStore
-from toolbound.store.context import ContextTally
-from toolbound.store.tokens import estimate_tokens
+if TYPE_CHECKING:  # only the type: the gauge is a value, the host reads the store
+    from toolbound.store.context import ContextTally
 
 
 @dataclass(slots=True)
@@ -47,16 +47,9 @@ class ContextGauge:
         self.used = tokens
         self.reported = True
 
-    def estimate_from(self, store: SessionStore, session_id: str) -> None:
-        """Estimate what the context holds from the session's transcript in
-        ``store``, counting on from the last estimate (blocking: run it in a thread).
-        A store that cannot be read leaves no estimate."""
-        failures: tuple[type[BaseException], ...] = (OSError, SessionError)
-        try:
-            session = store.get(session_id)
-            tally = None if session is None else session.context_tally(estimate_tokens, self.tally)
-        except failures + store.backend.errors:
-            tally = None
+    def take_estimate(self, tally: ContextTally | None) -> None:
+        """The session's transcript as counted so far (``host.estimate_context``),
+        or None when it could not be read: no estimate then."""
         self.tally = tally
         self.estimated = tally.tokens if tally is not None and tally.messages else None
 

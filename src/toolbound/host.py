@@ -16,6 +16,7 @@ recording only.
 Pieces:
     ToolHost      the async host: call(), stream(), abort(), end(), listeners, jobs
     run_tool      one tool call's arguments parsed and its runner run -> result
+    estimate_context  the session's transcript in a store -> the gauge's estimate
     _EventSink    thread-safe, seq-numbering queue of one call's events
 """
 
@@ -55,6 +56,7 @@ from toolbound.store import (
     store_location,
 )
 from toolbound.store.summaries import machine_name
+from toolbound.store.tokens import estimate_tokens
 from toolbound.tools.registry import import_runners, spec_for
 
 log = logging.getLogger(__name__)
@@ -489,7 +491,7 @@ class ToolHost:
         store = self._store
         if self.profile == "economy" and self.gauge.window and not self.gauge.reported and store:
             # The economy budgets follow the session's own context until the caller reports.
-            await asyncio.to_thread(self.gauge.estimate_from, store, self.session_id)
+            await asyncio.to_thread(estimate_context, self.gauge, store, self.session_id)
         listeners = self._call_listeners()
         sink = _EventSink(asyncio.get_running_loop(), call, listeners)
         ctx = ToolContext(
@@ -554,6 +556,19 @@ class ToolHost:
 
     async def _dispatch(self, name: str, raw: object, ctx: ToolContext) -> WireModel:
         return await run_tool(name, raw, ctx)
+
+
+def estimate_context(gauge: ContextGauge, store: SessionStore, session_id: str) -> None:
+    """Estimate what the context holds from the session's transcript in
+    ``store``, counting on from the gauge's last estimate (blocking: run it in
+    a thread). A store that cannot be read leaves no estimate."""
+    failures: tuple[type[BaseException], ...] = (OSError, SessionError)
+    try:
+        session = store.get(session_id)
+        tally = None if session is None else session.context_tally(estimate_tokens, gauge.tally)
+    except failures + store.backend.errors:
+        tally = None
+    gauge.take_estimate(tally)
 
 
 async def run_tool(name: str, raw: object, ctx: ToolContext) -> WireModel:

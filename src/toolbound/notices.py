@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 from toolbound.limits import Budget, format_size
 
-if TYPE_CHECKING:  # bounds/paging.py names this module's read_window its window_notice
+if TYPE_CHECKING:  # only a type: paging is pure and never imports the sentences
     from toolbound.bounds.paging import Page
 
 # What a Grep call can narrow to see less.

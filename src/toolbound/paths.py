@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Literal
 
 from toolbound.fsroot import MAX_SYMLINKS, Outside, Spot, walk
+from toolbound.names import real_name
 from toolbound.results import ErrorCode, Root, ToolError
-from toolbound.search.names import real_name
 
 
 def default_data_dir() -> Path:

@@ -13,8 +13,8 @@ from toolbound.bounds.paging import (
     head_bytes_for,
     iter_raw_lines,
     quick_page,
-    window_notice,
 )
+from toolbound.notices import read_window as window_notice
 
 
 def lines_of(data: bytes, *, head_bytes: int = 64, chunk_bytes: int = 7) -> list[RawLine]:

@@ -15,7 +15,7 @@ import pytest
 from support import wait_for_async, write
 from toolbound import ToolHost, model_text
 from toolbound.limits import DEFAULT_LIMITS, Limits
-from toolbound.search.names import real_name
+from toolbound.names import real_name
 
 
 async def grep(host: ToolHost, **args: Any) -> dict[str, Any]:

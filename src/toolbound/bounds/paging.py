@@ -20,7 +20,6 @@ Pieces:
     decode_counting  UTF-8 -> text, with the positions and sizes of bad bytes
     Page, build_page RawLine stream + limits -> the window's text and counts
     quick_page       the same page from one buffer, when no line needs repair
-    window_notice    a window's counts -> its notice (the sentences: toolbound.notices)
 """
 
 from __future__ import annotations
@@ -29,7 +28,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from toolbound import notices
 from toolbound.bounds.lines import clip_line
 from toolbound.bounds.newlines import count_newlines, nth_newline
 
@@ -266,7 +264,3 @@ def quick_page(
     if lines == max_lines:
         stop = "limit"  # as build_page says: the limit ended it, whatever follows
     return Page(text, lines, end, 0, 0, stop)
-
-
-# The notice for a window, or None when it is the clean end of the file.
-window_notice = notices.read_window

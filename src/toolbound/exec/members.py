@@ -23,12 +23,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import TYPE_CHECKING
 
 from toolbound.exec.guard import guard_pid
-
-if TYPE_CHECKING:
-    from toolbound.exec.tree import Shell
+from toolbound.exec.ident import ShellIdent
 
 
 def read_proc(path: str) -> bytes:
@@ -55,7 +52,7 @@ def _read(path: str) -> bytes:
 _READ_BYTES = 64 * 1024
 
 
-def _host_children(shell: Shell) -> list[int]:
+def _host_children(shell: ShellIdent) -> list[int]:
     """The host's children that can be members: the shell sits with the thread
     that forked it, and orphans are reparented to the thread group leader
     (measured). Reading just those two keeps a scan cheap in a host with many
@@ -108,7 +105,7 @@ def _holds(pid: int, pipes: frozenset[str]) -> bool:
     return False
 
 
-def _is_member(shell: Shell, pid: int) -> bool:
+def _is_member(shell: ShellIdent, pid: int) -> bool:
     if pid == guard_pid():
         return False  # always a child of the host, never a member: skip its /proc reads
     return (
@@ -123,7 +120,7 @@ def _is_member(shell: Shell, pid: int) -> bool:
     )
 
 
-def members(shell: Shell) -> tuple[set[int], set[int]]:
+def members(shell: ShellIdent) -> tuple[set[int], set[int]]:
     """``(top, every)``: members that are children of the host, and all members.
 
     Exited members not yet reaped (zombies) are included: they are gone only

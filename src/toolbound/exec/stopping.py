@@ -19,15 +19,12 @@ import contextlib
 import os
 import signal
 import time
-from typing import TYPE_CHECKING
 
+from toolbound.exec.ident import ShellIdent
 from toolbound.exec.members import members
 
-if TYPE_CHECKING:
-    from toolbound.exec.tree import Shell
 
-
-def _reap(shell: Shell, top: set[int]) -> set[int]:
+def _reap(shell: ShellIdent, top: set[int]) -> set[int]:
     """Reap the members that are the host's children and have exited."""
     gone: set[int] = set()
     for pid in top:
@@ -46,7 +43,7 @@ def _reap(shell: Shell, top: set[int]) -> set[int]:
     return gone
 
 
-def reap_lingering(shell: Shell) -> set[int]:
+def reap_lingering(shell: ShellIdent) -> set[int]:
     """Reap exited members; return the members still running."""
     top, every = members(shell)
     return every - _reap(shell, top)
@@ -68,7 +65,7 @@ def signal_name(returncode: int | None) -> str | None:
         return f"SIG{-returncode}"
 
 
-def stop_tree(shell: Shell, *, grace_s: float, poll_s: float) -> set[int]:
+def stop_tree(shell: ShellIdent, *, grace_s: float, poll_s: float) -> set[int]:
     """Stop every member of the tree and reap the host's share; blocks, bounded.
 
     SIGTERM (and SIGCONT, so a stopped member can act on it) to each member,

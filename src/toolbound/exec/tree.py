@@ -8,7 +8,7 @@ way and drives its tree through the same ``Tree`` protocol.
 
 Pieces:
     Tree              what the Bash tool drives: a Shell here, a sandboxed one in exec.sandbox
-    Shell             a spawned shell: Popen, its two pipe read ends, its marker
+    Shell             a spawned shell (its facts: exec.ident.ShellIdent) as a Tree
     Launch, spawn_tree  start any argv as a new tree (the sandbox starts bwrap so)
     spawn_shell       start ``bash -c COMMAND`` as a new tree
     bash_path         the bash on PATH, looked up once per value of PATH
@@ -23,13 +23,13 @@ import fcntl
 import os
 import shutil
 import subprocess
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from toolbound.exec.guard import MARKER_VAR, become_subreaper, next_marker
+from toolbound.exec.ident import ShellIdent
 from toolbound.exec.stopping import reap_lingering, stop_tree
 
 # The server's own variables (the bearer token, the store's URL with its password),
@@ -63,33 +63,10 @@ class Tree(Protocol):
     def stop(self, *, grace_s: float, poll_s: float) -> set[int]: ...
 
 
-@dataclass(slots=True)
-class Shell:
-    """A spawned ``bash -c``: the process, the read ends of its pipes, its marker."""
+class Shell(ShellIdent):
+    """A spawned ``bash -c`` as a ``Tree``: its facts (``exec.ident``), stopped and reaped here."""
 
-    proc: subprocess.Popen[bytes]
-    stdout_fd: int
-    stderr_fd: int
-    marker: bytes
-    # The pipes as /proc/PID/fd links show them: whoever holds one is a member.
-    pipes: frozenset[str] = frozenset()
-    host_pid: int = field(default_factory=os.getpid)
-    # The thread that forked the shell: the shell is listed among its children.
-    spawner_tid: int = field(default_factory=threading.get_native_id)
-    # Every PID ever seen as a member and not yet reaped by the host: a member
-    # that has exited keeps no environment to show its marker.
-    known: set[int] = field(default_factory=set)
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    @property
-    def returncode(self) -> int | None:
-        return self.proc.returncode
-
-    def wait(self) -> int:
-        return self.proc.wait()
+    __slots__ = ()
 
     def lingering(self) -> set[int]:
         return reap_lingering(self)

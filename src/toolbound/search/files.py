@@ -38,7 +38,6 @@ from typing import IO, Literal
 
 from toolbound.bounds import is_binary_file
 from toolbound.bounds.binary import BINARY_EXTENSIONS
-from toolbound.context import ToolContext
 from toolbound.limits import Limits
 from toolbound.search.ranking import NewestFiles
 from toolbound.search.rg import RgOutcome, base_args, run_rg
@@ -74,7 +73,8 @@ async def newest_files(
     args: Sequence[str],
     *,
     scope: Scope,
-    ctx: ToolContext,
+    limits: Limits,
+    abort: asyncio.Event,
     capacity: int,
     deadline: float,
     selection: FileSelection = NO_SELECTION,
@@ -84,9 +84,9 @@ async def newest_files(
 
     Only files ``selection`` keeps are ranked (its flags are added to ARGS).
     ``sniff`` skips binary files as they would enter the heap: by extension
-    only, or by extension and content.
+    only, or by extension and content. rg is stopped when ``abort`` (the
+    call's) is set, with ``limits.kill_grace_s`` to go.
     """
-    limits = ctx.limits
     if sniff != "none" and scope.is_file:
         # rg searches a file named on its command line whatever its content (a
         # multi-gigabyte file of NULs to its end); the core's test comes first.
@@ -137,8 +137,8 @@ async def newest_files(
         pass_fds=scope.pass_fds,
         consume=consume,
         deadline=deadline,
-        abort=ctx.abort,
-        grace_s=ctx.limits.kill_grace_s,
+        abort=abort,
+        grace_s=limits.kill_grace_s,
     )
     if held and outcome.stopped is None and outcome.returncode != 2:
         await run_rg(
@@ -154,8 +154,8 @@ async def newest_files(
             pass_fds=scope.pass_fds,
             consume=confirm,
             deadline=deadline,
-            abort=ctx.abort,
-            grace_s=ctx.limits.kill_grace_s,
+            abort=abort,
+            grace_s=limits.kill_grace_s,
         )
     return Found(scope.confirmed(heap.ranked()), outcome, overflowed=heap.overflowed)
 

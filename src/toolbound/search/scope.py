@@ -38,9 +38,9 @@ from pathlib import Path
 from typing import IO
 
 from toolbound.fsroot import Spot, reach
+from toolbound.names import shown_name
 from toolbound.paths import Located, Roots
 from toolbound.results import ErrorCode, Root, ToolError
-from toolbound.search.names import shown_name
 
 # Where a descriptor of this process is a path (the child's own, once passed to it).
 _PROC_FDS = "/proc/self/fd"

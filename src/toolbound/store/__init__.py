@@ -10,8 +10,8 @@ Pieces:
     backend     where a store lives: the SQLite backend, store locations, the dialect seam
     postgres    the PostgreSQL backend (imported only for a postgresql:// store)
     context     CheckpointRecord: writing checkpoints, reading the context
-    transcript  Session, SessionError: appending checked messages, reading them back
-    sessions    SessionStore, SessionInfo, PruneReport: the store and session lifecycle
+    transcript  Session, SessionInfo, SessionError: appending checked messages, reading them back
+    sessions    SessionStore, PruneReport: the store and session lifecycle
     recorder    CallRecorder: the host's tool calls and events, off the event loop
     ledger      the context ledger: each call's model tokens and bytes, elided, spilled
     replay      reading the recorded calls and events back
@@ -24,9 +24,9 @@ from toolbound.store.errors import StoreUnavailable
 from toolbound.store.messages import TranscriptError
 from toolbound.store.recorder import CallHandle, CallRecorder
 from toolbound.store.schema import SchemaError
-from toolbound.store.sessions import PruneReport, SessionInfo, SessionStore
+from toolbound.store.sessions import PruneReport, SessionStore
 from toolbound.store.tokens import Estimator, estimate_tokens, message_tokens
-from toolbound.store.transcript import Session, SessionError
+from toolbound.store.transcript import Session, SessionError, SessionInfo
 
 __all__ = [
     "CallHandle",

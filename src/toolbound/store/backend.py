@@ -8,12 +8,7 @@ committed change is announced to other processes (PostgreSQL's NOTIFY, sent
 with the COMMIT; an SQLite store has no other machine to tell).
 
 Pieces:
-    Cursor, Conn       the DB-API subset the store uses, met by sqlite3 and the
-                       PostgreSQL adapter alike
-    StoreUnavailable   the database cannot be reached, opened or migrated (store.errors)
-    Conflict           what an integrity error meant: "ended", "taken" or None
-    CallRows           one call's rows in a recorder's write (store.postgres.write_calls)
-    Backend            one store location: connect(), its dialect, describe()
+    (Cursor, Conn, Conflict, CallRows, Backend: the protocols, in store.conn)
     SqliteBackend      ``<data_dir>/toolbound.db``
     is_url             does a store location name a PostgreSQL database
     store_location     --store / $TOOLBOUND_STORE / the data dir: where a host records
@@ -25,95 +20,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal
 
+from toolbound.store.conn import STORE_ENV, URL_SCHEMES, Backend, Conflict, Conn
 from toolbound.store.db import DB_NAME, connect
 from toolbound.store.errors import StoreUnavailable
-
-Conflict = Literal["ended", "taken"] | None
-
-URL_SCHEMES = ("postgresql://", "postgres://")
-STORE_ENV = "TOOLBOUND_STORE"
-
-
-class Cursor(Protocol):
-    @property
-    def rowcount(self) -> int: ...
-
-    def fetchone(self) -> Any: ...
-
-    def fetchall(self) -> list[Any]: ...
-
-    def __iter__(self) -> Iterator[Any]: ...
-
-    def close(self) -> None: ...
-
-
-class Conn(Protocol):
-    """A connection in autocommit mode: transactions are explicit BEGIN/COMMIT."""
-
-    def execute(self, sql: str, params: Sequence[Any] = (), /) -> Cursor: ...
-
-    def executemany(self, sql: str, rows: Sequence[Sequence[Any]], /) -> Any: ...
-
-    @property
-    def in_transaction(self) -> bool: ...
-
-    def close(self) -> None: ...
-
-
-@dataclass(eq=False)
-class CallRows:
-    """One call's rows in one write of a recorder: its start (``call``, when its
-    row is new) or its known ``call_id``, then its events
-    ``(seq, type, stream, data, result, created_at)``, its ledger row's columns
-    after ``call_id``, its drops ``(stream, chunks, bytes)``, and the NOTIFY
-    payload announcing them."""
-
-    call_id: int | None
-    call: tuple[Any, ...] | None
-    payload: str = ""
-    events: list[tuple[Any, ...]] = field(default_factory=list)
-    ledger: tuple[int, ...] | None = None
-    drops: list[tuple[str, int, int]] = field(default_factory=list)
-
-
-class Backend(Protocol):
-    """One store location and the dialect of its engine."""
-
-    kind: Literal["sqlite", "postgresql"]
-    # Starts a write transaction holding the lock that orders writers.
-    begin_write: str
-    # Starts a read transaction that sees one snapshot across its queries.
-    begin_read: str
-    # Whether writers run side by side (each write to a session then locks its
-    # row, and a session's cached state is re-read under that lock).
-    concurrent_writers: bool
-    # The foreign errors of this engine's driver, mapped at the store's boundary.
-    errors: tuple[type[BaseException], ...]
-
-    def connect(self) -> Conn:
-        """A new connection to the migrated database (StoreUnavailable if it cannot)."""
-        ...
-
-    def begin_session_write(self, conn: Conn, session_id: str) -> None:
-        """Start a write transaction that orders the writers of one session."""
-        ...
-
-    def conflict(self, err: BaseException) -> Conflict:
-        """What an error raised by a write means for the store, if it is one it knows."""
-        ...
-
-    def commit_notifying(self, conn: Conn, channel: str, payloads: Sequence[str]) -> None:
-        """Commit the current transaction, announcing ``payloads`` on ``channel`` with it."""
-        ...
-
-    def describe(self) -> str:
-        """The location for messages: a path, or a URL without its password."""
-        ...
 
 
 class SqliteBackend:

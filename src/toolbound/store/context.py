@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolbound.limits import Limits
-from toolbound.store.backend import Conn
 from toolbound.store.checkpoint import plan_retention
+from toolbound.store.conn import Conn
 from toolbound.store.messages import dumps
 from toolbound.store.tokens import Estimator, message_tokens
 

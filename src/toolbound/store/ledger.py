@@ -48,7 +48,7 @@ from typing import Any, cast
 from toolbound.fit import Fit
 from toolbound.listeners import is_job_call
 from toolbound.model_text import Profile, model_text
-from toolbound.store.backend import Conn
+from toolbound.store.conn import Conn
 from toolbound.store.tokens import estimate_tokens
 
 _STREAMS = ("stdout", "stderr")

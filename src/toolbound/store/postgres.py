@@ -20,7 +20,7 @@ Measured (bench/store.py, 8 processes x 1,000 calls): the five round trips
 per call it replaced cost 0.6x raw inserts' rate.
 
 Pieces:
-    CHANNEL           the NOTIFY channel of recorded tool events (the recorder's)
+    CHANNEL           the NOTIFY channel of recorded tool events (store.conn)
     PgConn            a psycopg connection with the store's ``?`` placeholders
     PostgresBackend   connect(), the dialect, describe()
     write_calls       a recorder's batch of calls' rows, in one round trip
@@ -38,9 +38,8 @@ from psycopg import errors as pg_errors
 from psycopg import pq, sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from toolbound.store.backend import CallRows, Conflict, Conn, Cursor
+from toolbound.store.conn import CHANNEL, CallRows, Conflict, Conn, Cursor
 from toolbound.store.errors import StoreUnavailable
-from toolbound.store.recorder import CHANNEL
 from toolbound.store.schema import migrate
 
 __all__ = ["CHANNEL", "PgConn", "PostgresBackend", "listen", "write_calls"]

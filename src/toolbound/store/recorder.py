@@ -67,13 +67,11 @@ from toolbound.fit import NO_FIT, Fit
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.listeners import CallListener, CallStart, is_job_call
 from toolbound.model_text import Profile, model_text
-from toolbound.store.backend import Backend, CallRows, Conn, connect_unwaiting
+from toolbound.store.backend import connect_unwaiting
+from toolbound.store.conn import CHANNEL, Backend, CallRows, Conn
 from toolbound.store.ledger import measure
 
 log = logging.getLogger(__name__)
-
-# The NOTIFY channel of committed tool events (PostgreSQL; see store.postgres).
-CHANNEL = "toolbound_events"
 
 # How many queued operations one transaction takes at most.
 _BATCH = 2048

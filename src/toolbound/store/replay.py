@@ -23,7 +23,7 @@ from typing import Any
 from toolbound.fit import Fit
 from toolbound.model_text import Profile
 from toolbound.results import ResultEvent
-from toolbound.store.backend import Conn
+from toolbound.store.conn import Conn
 
 
 def read_tool_calls(conn: Conn, session_id: str) -> list[dict[str, Any]]:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Literal
 from toolbound.store.errors import StoreUnavailable
 
 if TYPE_CHECKING:
-    from toolbound.store.backend import Conn
+    from toolbound.store.conn import Conn
 
 Dialect = Literal["sqlite", "postgresql"]
 

@@ -39,7 +39,8 @@ from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.model_text import Profile
 from toolbound.paths import default_data_dir
 from toolbound.scratch import Scratch, SessionIdError, check_session_id
-from toolbound.store.backend import STORE_ENV, Backend, Conn, SqliteBackend, open_backend
+from toolbound.store.backend import SqliteBackend, open_backend
+from toolbound.store.conn import STORE_ENV, Backend, Conn
 from toolbound.store.errors import StoreUnavailable
 from toolbound.store.recorder import CallRecorder
 from toolbound.store.replay import read_dropped, read_events, read_tool_calls
@@ -51,27 +52,7 @@ from toolbound.store.summaries import (
     read_summaries,
 )
 from toolbound.store.tokens import Estimator, estimate_tokens
-from toolbound.store.transcript import Session, SessionError
-
-
-@dataclass(frozen=True, slots=True)
-class SessionInfo:
-    id: str
-    created_at: float
-    ended_at: float | None
-    messages: int
-    checkpoints: int
-    tool_calls: int
-
-    def to_wire(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "createdAt": self.created_at,
-            "endedAt": self.ended_at,
-            "messages": self.messages,
-            "checkpoints": self.checkpoints,
-            "toolCalls": self.tool_calls,
-        }
+from toolbound.store.transcript import Session, SessionError, SessionInfo
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ from typing import Any
 
 from toolbound.fit import Fit
 from toolbound.model_text import Profile
-from toolbound.store.backend import Conn
+from toolbound.store.conn import Conn
 from toolbound.store.ledger import read_ledger
 
 

@@ -7,6 +7,8 @@ moved it on. Checkpoints and the context are ``context``'s; ``Session``
 opens their transactions.
 
 Pieces:
+    SessionInfo   a session's row and counts
+    StoreAccess   what a Session needs of its store (sessions.SessionStore meets it)
     SessionError  an unknown or ended session (a ValueError)
     Session       append, transcript; checkpoint, checkpoints, last_summary, context; ledger
 """
@@ -15,9 +17,12 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from toolbound.store.backend import Conn
+from toolbound.limits import Limits
+from toolbound.store.conn import Backend, Conn
 from toolbound.store.context import (
     CheckpointRecord,
     ContextTally,
@@ -32,8 +37,46 @@ from toolbound.store.ledger import read_ledger
 from toolbound.store.messages import TranscriptError, check_message, dumps, to_openai
 from toolbound.store.tokens import Estimator, message_tokens
 
-if TYPE_CHECKING:
-    from toolbound.store.sessions import SessionInfo, SessionStore
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    id: str
+    created_at: float
+    ended_at: float | None
+    messages: int
+    checkpoints: int
+    tool_calls: int
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "createdAt": self.created_at,
+            "endedAt": self.ended_at,
+            "messages": self.messages,
+            "checkpoints": self.checkpoints,
+            "toolCalls": self.tool_calls,
+        }
+
+
+class StoreAccess(Protocol):
+    """What a ``Session`` needs of its store (``sessions.SessionStore`` meets it):
+    its transactions, its backend, limits and estimator, and a session's row."""
+
+    backend: Backend
+    limits: Limits
+    estimator: Estimator
+
+    def _write(self, session_id: str | None = None) -> AbstractContextManager[Conn]:
+        """One write transaction; with ``session_id``, ordered among that session's writers."""
+        ...
+
+    def _read(self) -> AbstractContextManager[Conn]:
+        """One read transaction: a consistent snapshot across its queries."""
+        ...
+
+    def info(self, session_id: str) -> SessionInfo:
+        """The session's row and counts; SessionError if it does not exist."""
+        ...
 
 
 class SessionError(ValueError):
@@ -57,7 +100,7 @@ def _pending_after(kind: str, body: str) -> frozenset[str]:
 class Session:
     """One session's transcript. Obtain it from :meth:`SessionStore.session`."""
 
-    def __init__(self, store: SessionStore, session_id: str) -> None:
+    def __init__(self, store: StoreAccess, session_id: str) -> None:
         self._store = store
         self.id = session_id
         # (next seq, pending tool_use ids) as last seen; re-read when stale.

@@ -68,7 +68,8 @@ async def _search_in(args: GlobArgs, ctx: ToolContext, limit: int, scope: Scope)
     found = await newest_files(
         [*base_args(explicit_path=scope.explicit), "--files"],
         scope=scope,
-        ctx=ctx,
+        limits=ctx.limits,
+        abort=ctx.abort,
         capacity=limit + 1,
         deadline=deadline,
         selection=selection,

@@ -111,7 +111,8 @@ async def _search_in(args: GrepArgs, ctx: ToolContext, page: int, scope: Scope) 
         newest_files,
         walk_args(args, scope),
         scope=scope,
-        ctx=ctx,
+        limits=ctx.limits,
+        abort=ctx.abort,
         capacity=want,
         selection=selection,
     )

@@ -64,7 +64,6 @@ from toolbound.bounds.paging import (
     head_bytes_for,
     iter_raw_lines,
     quick_page,
-    window_notice,
 )
 from toolbound.edit.record import ReadRecord, Seen, content_digest
 from toolbound.fsroot import Spot
@@ -473,7 +472,7 @@ def _page(
         )
         reached_eof = located.start + page.raw_bytes >= key.size
         total = offset + page.line_count if reached_eof else None
-    notice = window_notice(
+    notice = notices.read_window(
         offset=offset,
         page=page,
         reached_eof=reached_eof,
