@@ -29,25 +29,11 @@ import importlib
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from toolbound.results import ErrorCode, ToolError
-
-if TYPE_CHECKING:
-    from toolbound.models.apply_patch import ApplyPatchArgs as ApplyPatchArgs
-    from toolbound.models.bash import BashArgs as BashArgs
-    from toolbound.models.change import EditArgs as EditArgs
-    from toolbound.models.change import EditOne as EditOne
-    from toolbound.models.change import WriteArgs as WriteArgs
-    from toolbound.models.glob import GlobArgs as GlobArgs
-    from toolbound.models.grep import GrepArgs as GrepArgs
-    from toolbound.models.jobs import JobOutputArgs as JobOutputArgs
-    from toolbound.models.jobs import JobSince as JobSince
-    from toolbound.models.jobs import JobStopArgs as JobStopArgs
-    from toolbound.models.listing import ListArgs as ListArgs
-    from toolbound.models.read import ReadArgs as ReadArgs
 
 OutputMode = Literal["content", "filesWithMatches", "count"]
 

@@ -22,36 +22,13 @@ from __future__ import annotations
 
 import importlib
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from toolbound.fit import NO_FIT, Fit
 from toolbound.model_text import Profile, model_text
-
-if TYPE_CHECKING:
-    from toolbound.models.apply_patch import ApplyPatchResult as ApplyPatchResult
-    from toolbound.models.apply_patch import PatchFile as PatchFile
-    from toolbound.models.apply_patch import PatchHunk as PatchHunk
-    from toolbound.models.bash import BashResult as BashResult
-    from toolbound.models.bash import SpillPaths as SpillPaths
-    from toolbound.models.bash import StreamCounts as StreamCounts
-    from toolbound.models.bash import StreamPair as StreamPair
-    from toolbound.models.change import EditResult as EditResult
-    from toolbound.models.change import WriteResult as WriteResult
-    from toolbound.models.glob import GlobResult as GlobResult
-    from toolbound.models.grep import GrepContentResult as GrepContentResult
-    from toolbound.models.grep import GrepCountResult as GrepCountResult
-    from toolbound.models.grep import GrepFileCount as GrepFileCount
-    from toolbound.models.grep import GrepFilesResult as GrepFilesResult
-    from toolbound.models.grep import GrepMatch as GrepMatch
-    from toolbound.models.listing import ListEntry as ListEntry
-    from toolbound.models.listing import ListResult as ListResult
-    from toolbound.models.read import ImageData as ImageData
-    from toolbound.models.read import ReadImageResult as ReadImageResult
-    from toolbound.models.read import ReadPdfResult as ReadPdfResult
-    from toolbound.models.read import ReadResult as ReadResult
 
 
 class ErrorCode(StrEnum):

@@ -55,7 +55,8 @@ from toolbound.jobs.models import JobEntry, JobOutputResult, JobPositions, JobSt
 from toolbound.jobs.page import StreamPage, page_stream
 from toolbound.limits import Limits
 from toolbound.linear_regex import LinearRegex
-from toolbound.results import Stream, StreamCounts, StreamPair
+from toolbound.models.bash import StreamCounts, StreamPair
+from toolbound.results import Stream
 
 # One read of a pipe at most; the pipe itself is 1 MiB (exec.tree).
 READ_BYTES = 256 * 1024

@@ -34,12 +34,13 @@ from toolbound.scratch import Scratch
 if TYPE_CHECKING:
     # Every host has a table; a job's machinery is imported by the first job
     # (``toolbound call Read`` never starts one).
-    from toolbound.arguments import BashArgs, JobOutputArgs
     from toolbound.exec.sandbox import SandboxPolicy
     from toolbound.jobs.job import Job
     from toolbound.jobs.log import StreamLog
     from toolbound.jobs.models import JobListResult, JobOutputResult, JobStartResult
     from toolbound.linear_regex import LinearRegex
+    from toolbound.models.bash import BashArgs
+    from toolbound.models.jobs import JobOutputArgs
 
 
 def new_job_id() -> str:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from toolbound import notices
-from toolbound.arguments import GrepArgs
 from toolbound.limits import Limits
+from toolbound.models.grep import GrepArgs
 from toolbound.search.rg import RgOutcome
 
 

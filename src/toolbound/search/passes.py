@@ -31,9 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO
 
-from toolbound.arguments import GrepArgs
 from toolbound.fsroot import reach_fd
 from toolbound.limits import Limits
+from toolbound.models.grep import GrepArgs
 from toolbound.search.files import TextFiles
 from toolbound.search.matchlines import read_counts, read_records
 from toolbound.search.ranking import Entry, FirstEntries

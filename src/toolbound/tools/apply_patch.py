@@ -42,7 +42,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
-from toolbound.arguments import ApplyPatchArgs
 from toolbound.bounds.binary import sniff_binary
 from toolbound.context import ToolContext
 from toolbound.edit.atomic import sweep_temp_files, temp_name, write_all
@@ -53,14 +52,9 @@ from toolbound.edit.record import content_digest
 from toolbound.edit.target import resolve_target
 from toolbound.fsroot import Spot, reach_fd
 from toolbound.limits import Budget
+from toolbound.models.apply_patch import ApplyPatchArgs, ApplyPatchResult, PatchFile, PatchHunk
 from toolbound.paths import Resolved
-from toolbound.results import (
-    ApplyPatchResult,
-    ErrorCode,
-    PatchFile,
-    PatchHunk,
-    ToolError,
-)
+from toolbound.results import ErrorCode, ToolError
 
 TOOL: Final = "ApplyPatch"
 Action = Literal["add", "update", "delete", "move"]

@@ -52,7 +52,6 @@ from dataclasses import dataclass
 from enum import Enum
 
 from toolbound import notices
-from toolbound.arguments import BashArgs
 from toolbound.bounds import Cut, truncate_to
 from toolbound.bounds.headtail import HeadTailBudget, Retained, cut_head_tail, shown_ends
 from toolbound.exec import sandbox
@@ -73,15 +72,8 @@ from toolbound.exec.tree import Tree
 from toolbound.jobs.models import JobStartResult
 from toolbound.jobs.table import require
 from toolbound.limits import Budget, Keep, Limits
-from toolbound.results import (
-    BashResult,
-    ErrorCode,
-    SpillPaths,
-    Stream,
-    StreamCounts,
-    StreamPair,
-    ToolError,
-)
+from toolbound.models.bash import BashArgs, BashResult, SpillPaths, StreamCounts, StreamPair
+from toolbound.results import ErrorCode, Stream, ToolError
 from toolbound.scratch import Scratch
 from toolbound.shrink import budget_for
 from toolbound.tools import ToolContext

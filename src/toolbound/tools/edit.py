@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import asyncio
 
-from toolbound.arguments import EditArgs
 from toolbound.context import ToolContext
 from toolbound.edit import ChangeResult, edit_file, resolve_target
 from toolbound.edit.replace import EditSpec
-from toolbound.results import EditResult
+from toolbound.models.change import EditArgs, EditResult
 
 
 def _edit(args: EditArgs, ctx: ToolContext) -> ChangeResult:

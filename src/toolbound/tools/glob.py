@@ -20,8 +20,8 @@ import os
 import time
 
 from toolbound import notices
-from toolbound.arguments import GlobArgs
-from toolbound.results import ErrorCode, GlobResult, ToolError
+from toolbound.models.glob import GlobArgs, GlobResult
+from toolbound.results import ErrorCode, ToolError
 from toolbound.search.files import newest_files
 from toolbound.search.ranking import fit_page, item_size
 from toolbound.search.rg import base_args, raise_if_fatal

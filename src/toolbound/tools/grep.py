@@ -56,15 +56,15 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from toolbound.arguments import GrepArgs
-from toolbound.results import (
+from toolbound.models.grep import (
+    GrepArgs,
     GrepContentResult,
     GrepCountResult,
     GrepFileCount,
     GrepFilesResult,
     GrepMatch,
-    WireModel,
 )
+from toolbound.results import WireModel
 from toolbound.search.files import TextFiles, newest_files
 from toolbound.search.page_notice import PageNotice
 from toolbound.search.passes import SecondPass, walk_args

@@ -9,10 +9,10 @@ Pieces:
 
 from __future__ import annotations
 
-from toolbound.arguments import JobOutputArgs
 from toolbound.context import ToolContext
 from toolbound.jobs.models import JobListResult, JobOutputResult
 from toolbound.jobs.table import require
+from toolbound.models.jobs import JobOutputArgs
 
 
 async def run(args: JobOutputArgs, ctx: ToolContext) -> JobOutputResult | JobListResult:

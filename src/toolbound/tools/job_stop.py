@@ -6,10 +6,10 @@ Pieces:
 
 from __future__ import annotations
 
-from toolbound.arguments import JobStopArgs
 from toolbound.context import ToolContext
 from toolbound.jobs.models import JobOutputResult
 from toolbound.jobs.table import require
+from toolbound.models.jobs import JobStopArgs
 
 
 async def run(args: JobStopArgs, ctx: ToolContext) -> JobOutputResult:

@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from typing import IO, Final, Literal
 
 from toolbound import notices
-from toolbound.arguments import ListArgs
 from toolbound.context import ToolContext
 from toolbound.fsroot import reach, reach_fd
-from toolbound.results import ErrorCode, ListEntry, ListResult, ToolError
+from toolbound.models.listing import ListArgs, ListEntry, ListResult
+from toolbound.results import ErrorCode, ToolError
 from toolbound.search.ranking import fit_page, item_size
 from toolbound.search.rg import base_args, raise_if_fatal, run_rg
 from toolbound.search.scope import Scope, resolve_scope, split_nul

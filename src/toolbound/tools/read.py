@@ -54,7 +54,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolbound import notices
-from toolbound.arguments import ReadArgs
 from toolbound.bounds import sniff_binary
 from toolbound.bounds.binary import BinaryVerdict
 from toolbound.bounds.outline import outline
@@ -69,8 +68,9 @@ from toolbound.edit.record import ReadRecord, Seen, content_digest
 from toolbound.fsroot import Spot
 from toolbound.limits import Budget, Limits
 from toolbound.model_text import Profile
+from toolbound.models.read import ReadArgs, ReadResult
 from toolbound.paths import OsErrorKind, Resolved, Roots, os_error
-from toolbound.results import ErrorCode, ReadResult, ToolError
+from toolbound.results import ErrorCode, ToolError
 from toolbound.shrink import budget_for
 from toolbound.tools import ToolContext, read_media
 from toolbound.tools.lineindex import INDEXES, FileKey, ScanStopped

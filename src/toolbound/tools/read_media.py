@@ -43,8 +43,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
 from toolbound.limits import Budget, Limits
+from toolbound.models.read import ImageData, ReadImageResult, ReadPdfResult
 from toolbound.paths import Resolved
-from toolbound.results import ErrorCode, ImageData, ReadImageResult, ReadPdfResult, ToolError
+from toolbound.results import ErrorCode, ToolError
 
 if TYPE_CHECKING:
     from PIL import Image

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import asyncio
 
-from toolbound.arguments import WriteArgs
 from toolbound.context import ToolContext
 from toolbound.edit import ChangeResult, resolve_target, write_file
-from toolbound.results import WriteResult
+from toolbound.models.change import WriteArgs, WriteResult
 
 
 def _write(args: WriteArgs, ctx: ToolContext) -> ChangeResult:
