@@ -10,17 +10,26 @@ and its own answer to it is dropped (``toolbound.serve``). The answer is the
 one the SDK gives (the same negotiation, capabilities and server info; a test
 holds the two equal).
 
-The 2026-07-28 protocol opens with ``server/discover`` and may send
-``initialize`` beside it (Claude Code does); on such a connection the SDK
-refuses ``initialize`` with -32022, so ``toolbound.serve`` answers it here too.
+The 2026-07-28 protocol opens with ``server/discover``; a client that gets
+no answer in time falls back to ``initialize`` on the same connection (Claude
+Code does, so a slow start sends the pair). The SDK decides a connection's
+protocol from its first request, so a discover reaching it first would make
+the connection 2026-07-28 and refuse the fallback's plain requests. toolbound
+therefore answers every ``server/discover`` that comes before the first other
+request itself (here, or in ``toolbound.serve`` once loaded), with the SDK's
+own result: the SDK's first request is then the one that decides, and an
+``initialize`` makes the connection the negotiated (older) protocol.
 
 Pieces:
     HANDSHAKE_VERSIONS  the protocol versions the handshake serves (the SDK's)
     instructions        the initialize result's instructions: the tool loop, profile,
                         fit and sandbox in force
     initialize_result   the result of an ``initialize`` request (JSON)
-    Opening             the client's first line, and the id answered early (if any)
-    open_stdio          read the first line from stdin; answer it if it is ``initialize``
+    discover_result     the result of a ``server/discover`` request (JSON)
+    answers_discover    whether a message is a discover answered here (a well-formed envelope)
+    Opening             the client's first line past its discovers, and the id answered early
+    open_stdio          read from stdin, answering discovers, up to the first other line;
+                        answer it if it is ``initialize``
 """
 
 from __future__ import annotations
@@ -33,8 +42,13 @@ from typing import Any
 # mcp_types.version's HANDSHAKE_PROTOCOL_VERSIONS (importing it imports all of
 # mcp_types, about 0.3 s); tests/mcp_server/test_greeting.py holds them equal.
 HANDSHAKE_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-# The request ``_meta`` key that marks a 2026-07-28 (per-request envelope) request.
+# mcp_types.version's MODERN_PROTOCOL_VERSIONS (test_greeting holds them equal).
+MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
+# The request ``_meta`` keys of the 2026-07-28 per-request envelope the SDK requires.
 MODERN_META_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities"
+SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
+DISCOVER = "server/discover"
 SERVER_NAME = "toolbound"
 # What the SDK's server declares: tools, whose list never changes.
 CAPABILITIES: dict[str, Any] = {"tools": {"listChanged": False}}
@@ -93,24 +107,42 @@ def initialize_result(params: object, *, version: str, instructions: str) -> dic
     }
 
 
-def is_modern(message: object) -> bool:
-    """Whether a JSON-RPC message carries the 2026-07-28 per-request envelope."""
-    if not isinstance(message, dict):
+def discover_result(*, version: str, instructions: str) -> dict[str, Any]:
+    """The ``server/discover`` result as the SDK's server gives it (camelCase JSON)."""
+    return {
+        "cacheScope": "private",
+        "capabilities": CAPABILITIES,
+        "instructions": instructions,
+        "resultType": "complete",
+        "supportedVersions": list(MODERN_VERSIONS),
+        "ttlMs": 0,
+        "_meta": {SERVER_INFO_META_KEY: {"name": SERVER_NAME, "version": version}},
+    }
+
+
+def answers_discover(message: object) -> bool:
+    """Whether ``message`` is a ``server/discover`` request toolbound answers itself: one
+    whose envelope the SDK would accept (both required keys, a version it serves).
+    Any other discover is left to the SDK, which refuses it as it sees fit."""
+    if not isinstance(message, dict) or message.get("method") != DISCOVER or "id" not in message:
         return False
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
-    return isinstance(meta, dict) and MODERN_META_KEY in meta
+    return (
+        isinstance(meta, dict)
+        and CAPABILITIES_META_KEY in meta
+        and meta.get(MODERN_META_KEY) in MODERN_VERSIONS
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class Opening:
-    """The client's first line as read from stdin, and the id of the ``initialize`` it
-    held when that was answered here (None: not answered; the SDK answers it)."""
+    """The client's first line past the discovers answered here, as read from stdin, and
+    the id of the ``initialize`` it held when that was answered here (None: not
+    answered; the SDK answers it)."""
 
     line: bytes
     answered: int | str | None = None
-    # The first request carried the 2026-07-28 envelope: the connection is modern.
-    modern: bool = False
 
 
 def _read_line(fd: int) -> bytes:
@@ -125,31 +157,36 @@ def _read_line(fd: int) -> bytes:
             return bytes(out)
 
 
-def open_stdio(*, version: str, instructions: str, stdin: int = 0, stdout: int = 1) -> Opening:
-    """Read the client's first line; when it is ``initialize``, answer it now.
-
-    Anything else (a notification, ``server/discover``, a line that is not
-    JSON) is left for the SDK, replayed with the rest. As in the SDK, an
-    ``initialize`` opens a handshake connection even when it carries the
-    2026-07-28 envelope; any other enveloped request opens a modern one.
-    """
-    line = _read_line(stdin)
-    try:
-        message = json.loads(line)
-    except ValueError:
-        return Opening(line)
-    if not isinstance(message, dict) or "id" not in message:
-        return Opening(line)
-    if message.get("method") != "initialize":
-        return Opening(line, modern=is_modern(message))
-    answer = {
-        "jsonrpc": "2.0",
-        "id": message["id"],
-        "result": initialize_result(
-            message.get("params"), version=version, instructions=instructions
-        ),
-    }
-    data = (json.dumps(answer, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+def _write(fd: int, message: dict[str, Any]) -> None:
+    data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
     while data:
-        data = data[os.write(stdout, data) :]
-    return Opening(line, answered=message["id"])
+        data = data[os.write(fd, data) :]
+
+
+def open_stdio(*, version: str, instructions: str, stdin: int = 0, stdout: int = 1) -> Opening:
+    """Read the client's opening from stdin, answering it as far as it needs no SDK.
+
+    Each ``server/discover`` the SDK would accept is answered and read past;
+    the first other line is returned, answered first when it is an
+    ``initialize``. Anything else (a notification, another request, a line
+    that is not JSON) is left for the SDK, replayed with the rest.
+    """
+    while True:
+        line = _read_line(stdin)
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return Opening(line)
+        if answers_discover(message):
+            result = discover_result(version=version, instructions=instructions)
+            _write(stdout, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+            continue
+        if not isinstance(message, dict) or "id" not in message:
+            return Opening(line)
+        if message.get("method") != "initialize":
+            return Opening(line)
+        result = initialize_result(
+            message.get("params"), version=version, instructions=instructions
+        )
+        _write(stdout, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+        return Opening(line, answered=message["id"])

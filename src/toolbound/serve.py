@@ -15,8 +15,9 @@ the web view, must name this server in its ``Host`` header, and in its
 Over stdio the client's opening ``initialize`` may have been answered already,
 before the SDK was imported (``toolbound.greeting``): the opening line is
 replayed into the SDK's server and its own answer to it dropped
-(:func:`spliced`); an ``initialize`` on a 2026-07-28 connection, which the SDK
-refuses with -32022, is answered the same way.
+(:func:`spliced`); a ``server/discover`` before the first other request is
+answered there too and never reaches the SDK, whose first request decides the
+connection's protocol (an ``initialize`` after a discover: the older one).
 
 Pieces:
     ServeOptions                     what and where to serve
@@ -49,7 +50,7 @@ from mcp.shared.message import SessionMessage
 from toolbound import __version__
 from toolbound.exec.sandbox import SandboxPolicy, describe
 from toolbound.fit import FitMode
-from toolbound.greeting import Opening, initialize_result, instructions
+from toolbound.greeting import Opening, answers_discover, discover_result, instructions
 from toolbound.host import ToolHost
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.mcp_server import ResultShape, build_server, server_session_id
@@ -285,14 +286,23 @@ def spliced(
     write_stream: WriteStream[SessionMessage],
     tg: anyio.abc.TaskGroup,
     *,
-    answer: Callable[[object], dict[str, object]],
+    discovered: dict[str, object],
 ) -> tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]:
     """The streams the SDK's server runs on: ``opening`` replayed before what stdin
-    brings, the early answer's duplicate dropped, and on a 2026-07-28 connection any
-    ``initialize`` answered with ``answer(params)`` instead of the SDK's -32022."""
+    brings, the early answer's duplicate dropped, and every ``server/discover`` the
+    greeting would answer that comes before the SDK's first request answered with
+    ``discovered`` (the greeting's result) instead of reaching the SDK."""
     inbound_send, inbound = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     outbound, outbound_receive = anyio.create_memory_object_stream[SessionMessage](0)
     dropped = [opening.answered is None]
+
+    def discover(message: object) -> types.JSONRPCResponse | None:
+        if not isinstance(message, types.JSONRPCRequest):
+            return None
+        wire = message.model_dump(by_alias=True, mode="json", exclude_none=True)
+        if not answers_discover(wire):
+            return None
+        return types.JSONRPCResponse(jsonrpc="2.0", id=message.id, result=discovered)
 
     async def replay_then_relay() -> None:
         async with inbound_send:
@@ -302,18 +312,13 @@ def spliced(
                 )
             except ValueError as err:  # as the SDK's stdio reader passes a bad line on
                 first = err
+            decided = False  # the SDK has had its first request: discovers are its own
             async for item in _chain(first, read_stream):
                 message = item.message if isinstance(item, SessionMessage) else None
-                if (
-                    opening.modern
-                    and isinstance(message, types.JSONRPCRequest)
-                    and message.method == "initialize"
-                ):
-                    response = types.JSONRPCResponse(
-                        jsonrpc="2.0", id=message.id, result=answer(message.params)
-                    )
+                if not decided and (response := discover(message)) is not None:
                     await write_stream.send(SessionMessage(response))
                     continue
+                decided = decided or isinstance(message, types.JSONRPCRequest)
                 await inbound_send.send(item)
 
     async def relay_answers() -> None:
@@ -378,17 +383,9 @@ async def serve_stdio(
                 anyio.create_task_group() as relays,
             ):
                 if opening is not None:
-
-                    def answer(params: object) -> dict[str, object]:
-                        wire = (
-                            params.model_dump(by_alias=True, mode="json")
-                            if isinstance(params, types.RequestParams)
-                            else params
-                        )
-                        return initialize_result(wire, version=__version__, instructions=said)
-
+                    discovered = discover_result(version=__version__, instructions=said)
                     read_stream, write_stream = spliced(
-                        opening, read_stream, write_stream, relays, answer=answer
+                        opening, read_stream, write_stream, relays, discovered=discovered
                     )
                 await server.run(read_stream, write_stream, server.create_initialization_options())
             tg.cancel_scope.cancel()

@@ -57,8 +57,8 @@ async def test_a_codex_client_gets_every_result_within_its_cap_with_the_facts_ke
     assert bash.endswith("FAILED tests/test_parse.py::test_dates\n</stderr>")
     assert f"\n{1:0100d}\n{2:0100d}\n" in bash
     assert "to fit codex-mcp-client 0.169.0's limit per result" in read
-    assert "[Showing lines 1-200; stopped at the 200-line limit. " in read
-    assert "offset 200 for the next lines." in read
+    assert "[Showing lines 1-150; stopped at the 150-line limit. " in read
+    assert "offset 150 for the next lines." in read
     assert grep.startswith("big.py\n1:x_0 = 0  # a line of code\n")
     with SessionStore(tmp_path / "data") as store:
         (session,) = store.list()
@@ -78,20 +78,21 @@ async def test_a_codex_client_gets_every_result_within_its_cap_with_the_facts_ke
 async def test_fit_n_caps_any_client_and_off_caps_none(tmp_path: Path) -> None:
     async with client(tmp_path, tmp_path / "a", "some-agent", "--fit", "4096") as capped:
         small = text_of(await capped.call_tool("Bash", NOISY))
-    async with client(tmp_path, tmp_path / "b", "codex-mcp-client", "--fit", "off") as uncapped:
-        whole = text_of(await uncapped.call_tool("Bash", NOISY))
+    exact = ("--profile", "exact")  # the economy budgets are within every harness's cap
+    async with client(tmp_path, tmp_path / "b", "codex-mcp-client", "--fit", "off", *exact) as off:
+        whole = text_of(await off.call_tool("Bash", NOISY))
     assert len(small.encode()) <= 4096
     assert small.startswith("[exit status 1]\n")
     assert small.endswith("FAILED tests/test_parse.py::test_dates\n</stderr>")
-    # Off: the economy profile's own budgets (12 KB of stdout), past the codex cap.
-    assert len(whole.encode()) > 12 * 1024
+    # Off: the exact profile's own budgets (96 KB of stdout), past the codex cap.
+    assert len(whole.encode()) > 96 * 1024
     assert whole.endswith("FAILED tests/test_parse.py::test_dates\n</stderr>")
 
 
 async def test_an_unknown_client_gets_no_cap_and_is_recorded_by_name(tmp_path: Path) -> None:
-    async with client(tmp_path, tmp_path / "data", "some-agent") as agent:
+    async with client(tmp_path, tmp_path / "data", "some-agent", "--profile", "exact") as agent:
         text = text_of(await agent.call_tool("Bash", NOISY))
-    assert len(text.encode()) > 12 * 1024
+    assert len(text.encode()) > 96 * 1024
     with SessionStore(tmp_path / "data") as store:
         (session,) = store.list()
         (call,) = store.get(session.id).ledger()["calls"]  # type: ignore[union-attr]

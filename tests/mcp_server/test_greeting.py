@@ -1,6 +1,7 @@
-"""``serve --stdio``'s start: ``initialize`` answered before the SDK is imported, as the
-SDK would answer it, with the instructions; the 2026-07-28 discover-plus-initialize
-pair answered without error; neither the web view nor PostgreSQL loaded."""
+"""``serve --stdio``'s start: ``initialize`` and ``server/discover`` answered before the
+SDK is imported, as the SDK would answer them, with the instructions; the 2026-07-28
+discover-plus-initialize pair answered without error and the connection then serving
+the negotiated protocol's plain requests; neither the web view nor PostgreSQL loaded."""
 
 from __future__ import annotations
 
@@ -12,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
-from toolbound.greeting import HANDSHAKE_VERSIONS
+from toolbound.greeting import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 
 WAIT_S = 60.0
+TOOLS = 10  # Read, Glob, Grep, Bash, Edit, Write, JobOutput, JobStop, ApplyPatch, List
 ENVELOPE = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"},
@@ -67,8 +69,9 @@ def exchange(tmp_path: Path, messages: list[dict[str, Any]], *flags: str) -> lis
         proc.stdout.close()
 
 
-def test_the_handshake_versions_are_the_sdks() -> None:
+def test_the_handshake_and_modern_versions_are_the_sdks() -> None:
     assert HANDSHAKE_VERSIONS == HANDSHAKE_PROTOCOL_VERSIONS
+    assert MODERN_VERSIONS == MODERN_PROTOCOL_VERSIONS
 
 
 @pytest.mark.parametrize(
@@ -89,21 +92,52 @@ def test_stdio_answers_initialize_once_as_the_sdk_would_then_serves_the_tools(
         "version": version("toolbound"),
     }
     assert version("toolbound") == "0.3.0"
-    assert len(early[1]["result"]["tools"]) == 8
+    assert len(early[1]["result"]["tools"]) == TOOLS
 
 
-def test_the_2026_discover_and_initialize_pair_is_answered_without_error(tmp_path: Path) -> None:
-    discover = request(0, "server/discover", {"_meta": ENVELOPE})
-    listing = request(2, "tools/list", {"_meta": ENVELOPE})
-    answers = {
-        a["id"]: a for a in exchange(tmp_path, [discover, initialize(1, "2026-07-28"), listing])
+def discover(id_: int | str) -> dict[str, Any]:
+    return request(id_, "server/discover", {"_meta": ENVELOPE})  # type: ignore[arg-type]
+
+
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+# A notification first: the greeting leaves it, so what follows reaches the loaded server.
+CANCELLED = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}}
+
+
+def test_discover_is_answered_before_the_sdk_as_the_sdk_would_answer_it(tmp_path: Path) -> None:
+    (early,) = exchange(tmp_path, [discover(1)])
+    # An enveloped ping first: the connection is 2026-07-28 and the SDK answers the discover.
+    by_sdk = exchange(tmp_path, [request(0, "ping", {"_meta": ENVELOPE}), discover(1)])
+    assert early == by_sdk[1]
+    assert early["result"]["supportedVersions"] == ["2026-07-28"]
+
+
+@pytest.mark.parametrize("opening", [[], [CANCELLED]], ids=["greeting", "loaded"])
+def test_claude_codes_discover_then_initialize_pair_serves_the_plain_protocol_after(
+    tmp_path: Path, opening: list[dict[str, Any]]
+) -> None:
+    # Claude Code 2.1.332 over stdio: its discover probe timed out, so it falls back to
+    # initialize on the same connection, then speaks the negotiated protocol.
+    pair = [discover("server-discover-probe-1"), initialize(0, "2025-11-25")]
+    listing = request(1, "tools/list")
+    answers = {a["id"]: a for a in exchange(tmp_path, [*opening, *pair, INITIALIZED, listing])}
+    assert {i: sorted(a) for i, a in answers.items()} == {
+        "server-discover-probe-1": ["id", "jsonrpc", "result"],
+        0: ["id", "jsonrpc", "result"],
+        1: ["id", "jsonrpc", "result"],
     }
-    assert [("error" in answers[i], "result" in answers[i]) for i in (0, 1, 2)] == [
-        (False, True)
-    ] * 3
-    assert answers[1]["result"]["serverInfo"] == {"name": "toolbound", "version": "0.3.0"}
-    assert answers[1]["result"]["instructions"] == answers[0]["result"]["instructions"]
-    assert len(answers[2]["result"]["tools"]) == 8
+    assert answers[0]["result"]["protocolVersion"] == "2025-11-25"
+    assert answers[0]["result"]["serverInfo"] == {"name": "toolbound", "version": "0.3.0"}
+    said = answers["server-discover-probe-1"]["result"]["instructions"]
+    assert answers[0]["result"]["instructions"] == said
+    assert len(answers[1]["result"]["tools"]) == TOOLS
+
+
+def test_a_discover_answered_in_time_opens_a_2026_connection(tmp_path: Path) -> None:
+    listing = request(2, "tools/list", {"_meta": ENVELOPE})
+    answers = {a["id"]: a for a in exchange(tmp_path, [discover(1), listing])}
+    assert answers[1]["result"]["supportedVersions"] == ["2026-07-28"]
+    assert len(answers[2]["result"]["tools"]) == TOOLS
 
 
 def test_the_instructions_name_the_tool_loop_profile_fit_and_sandbox(tmp_path: Path) -> None:

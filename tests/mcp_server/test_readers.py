@@ -31,7 +31,7 @@ def economy_server(tmp_path: Path, serve_argv: Callable[..., list[str]]) -> Iter
     workspace = tmp_path / "ws"
     workspace.mkdir()
     argv = serve_argv(workspace, tmp_path / "data", "--http", "127.0.0.1:0")
-    with serve_process([*argv, "--profile", "economy"]) as lines:
+    with serve_process([*argv, "--profile", "economy", "--structured"]) as lines:
         url, token = read_announcement(lines)
         yield EconomyServer(url, workspace, token)
 

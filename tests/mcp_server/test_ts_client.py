@@ -97,7 +97,7 @@ def assert_report(report: dict[str, Any], rel: str, *, structured: bool) -> None
         "ApplyPatch",
         "List",
     ]
-    assert report["outputSchemas"] == (9 if structured else 0)
+    assert report["outputSchemas"] == (10 if structured else 0)  # every tool
     calls = report["calls"]
     successes = {name: calls[name]["success"] for name in calls}
     assert all(not s.get("thrown") and not s["isError"] for s in successes.values()), successes
@@ -120,13 +120,15 @@ def assert_report(report: dict[str, Any], rel: str, *, structured: bool) -> None
         "ApplyPatch": (True, "TOOL_INVALID_ARGUMENT"),
         "List": (True, "TOOL_INVALID_ARGUMENT"),
     }
-    assert successes["List"]["structuredContent"]["entries"][0] == {
-        "path": f"{rel}/a.txt",
-        "type": "file",
-        "size": len("hello\nworld\n"),
-    }
     assert successes["JobOutput"]["text"] == "No background jobs in this session."
+    edited = len("hello\nworld\n")
+    assert f"a.txt  ({edited} bytes)" in successes["List"]["text"].splitlines()
     if structured:
+        assert successes["List"]["structuredContent"]["entries"][0] == {
+            "path": f"{rel}/a.txt",
+            "type": "file",
+            "size": edited,
+        }
         assert successes["ApplyPatch"]["structuredContent"]["files"] == [
             {
                 "path": f"{rel}/c.txt",
