@@ -54,12 +54,14 @@ SERVER_NAME = "toolbound"
 CAPABILITIES: dict[str, Any] = {"tools": {"listChanged": False}}
 
 _LOOP = (
-    "toolbound's tools work in this workspace. Find with Glob (file names), Grep (contents) "
-    "and Read (a window of a file); change with Edit (Read the file first) or Write (new "
-    "files); run commands with Bash (tests, builds), and start long-running ones with "
-    '"background": true, then read them with JobOutput and stop them with JobStop. '
-    "Results are bounded: a cut result says so and where the rest is (the next offset, "
-    "or a spill file to Read or Grep)."
+    "toolbound's tools work in this workspace. Find with Glob (file names), List (a "
+    "folder as a tree), Grep (contents) and Read (a window of a text file; an image as "
+    'the image; a PDF\'s text, "pages" at a time); change with Edit (one replacement, or '
+    'several at once in "edits"; Read the file first), Write (new files) or ApplyPatch '
+    "(a patch in Codex's apply_patch format, all files or none); run commands with Bash "
+    '(tests, builds), and start long-running ones with "background": true, then read '
+    "them with JobOutput and stop them with JobStop. Results are bounded: a cut result "
+    "says so and where the rest is (the next offset, or a spill file to Read or Grep)."
 )
 
 

@@ -144,8 +144,10 @@ def test_the_instructions_name_the_tool_loop_profile_fit_and_sandbox(tmp_path: P
     (default,) = exchange(tmp_path, [initialize(1, "2025-06-18")])
     said = default["result"]["instructions"]
     for words in (
-        "Find with Glob (file names), Grep (contents) and Read",
-        "change with Edit (Read the file first) or Write",
+        "Find with Glob (file names), List (a folder as a tree), Grep (contents) and Read",
+        'an image as the image; a PDF\'s text, "pages" at a time',
+        'change with Edit (one replacement, or several at once in "edits"',
+        "or ApplyPatch (a patch in Codex's apply_patch format, all files or none)",
         "run commands with Bash",
         "JobOutput",
         "Profile: economy",
@@ -169,6 +171,14 @@ def test_the_instructions_name_the_tool_loop_profile_fit_and_sandbox(tmp_path: P
         "Bash sandbox: off (commands run unconfined, with the network). WARNING: Bash "
         "commands run UNCONFINED, with all of this user's rights.",
     ]
+
+
+def test_the_instructions_name_every_tool_of_the_registry() -> None:
+    from toolbound.greeting import instructions
+    from toolbound.tools.registry import TOOL_NAMES
+
+    said = instructions(profile="economy", fit="auto", sandbox="Bash sandbox: off")
+    assert [name for name in TOOL_NAMES if name not in said] == []
 
 
 def test_serve_stdio_loads_neither_the_web_view_nor_postgresql(tmp_path: Path) -> None:
