@@ -25,14 +25,14 @@ Pieces:
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from toolbound.lazy import loader
 from toolbound.results import ErrorCode, ToolError
 
 OutputMode = Literal["content", "filesWithMatches", "count"]
@@ -266,10 +266,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'toolbound.arguments' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = loader(__name__, _HOMES, globals())

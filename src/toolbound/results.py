@@ -20,7 +20,6 @@ Pieces:
 
 from __future__ import annotations
 
-import importlib
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -28,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from toolbound.fit import NO_FIT, Fit
+from toolbound.lazy import loader
 from toolbound.model_text import Profile, model_text
 
 
@@ -185,10 +185,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'toolbound.results' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = loader(__name__, _HOMES, globals())

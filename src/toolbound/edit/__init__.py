@@ -16,13 +16,12 @@ Pieces:
     atomic_write          the atomic file replacement
 """
 
-import importlib as _importlib
 from typing import TYPE_CHECKING as _TYPE_CHECKING
-from typing import Any as _Any
 
 # Eager: the record is every host's (what a session Read); the rest loads on
 # first use (PEP 562), so a Read does not import the Edit and Write machinery.
 from toolbound.edit.record import ReadRecord, Seen, content_digest
+from toolbound.lazy import loader as _loader
 
 if _TYPE_CHECKING:
     from toolbound.edit.atomic import atomic_write
@@ -50,13 +49,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> _Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'toolbound.edit' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = _loader(__name__, _HOMES, globals())
 
 
 def __dir__() -> list[str]:
