@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from toolbound import harness_setup
+
 HERE = Path(__file__).parent
 BIN = HERE / "node_modules" / ".bin"
 NPM_CI_TIMEOUT_S = 900
@@ -245,17 +247,10 @@ CODEX = Harness("codex", "responses", _codex)
 
 # -- Gemini CLI: the Gemini API --------------------------------------------------------------
 
-# Gemini CLI's own tools, excluded when toolbound is the only tool layer.
+# Gemini CLI's own tools, excluded when toolbound is the only tool layer: those
+# `toolbound setup gemini` turns off, and the rest (web, memory, todos).
 GEMINI_BUILTINS = [
-    "run_shell_command",
-    "read_file",
-    "read_many_files",
-    "write_file",
-    "replace",
-    "glob",
-    "grep_search",
-    "search_file_content",
-    "list_directory",
+    *harness_setup.GEMINI_BUILTINS,
     "web_fetch",
     "google_web_search",
     "save_memory",
@@ -303,17 +298,10 @@ GEMINI = Harness("gemini-cli", "gemini", _gemini)
 
 # -- opencode: an OpenAI-compatible provider -------------------------------------------------
 
-# opencode's own tools, turned off when toolbound is the only tool layer.
+# opencode's own tools, turned off when toolbound is the only tool layer: those
+# `toolbound setup opencode` turns off, and the rest.
 OPENCODE_BUILTINS = [
-    "bash",
-    "edit",
-    "write",
-    "read",
-    "grep",
-    "glob",
-    "list",
-    "patch",
-    "multiedit",
+    *harness_setup.OPENCODE_BUILTINS,
     "todowrite",
     "todoread",
     "webfetch",
