@@ -400,10 +400,9 @@ class ToolHost:
         """Mark the session ended in the store (a store that fails costs the record only),
         then remove its scratch dir in any case."""
         if store is not None:
-            failures: tuple[type[BaseException], ...] = (OSError, SessionError)
             try:
                 store.end(self.session_id)
-            except failures + store.backend.errors as err:
+            except (StoreUnavailable, SessionError) as err:
                 log.warning("toolbound: session %s not marked ended: %s", self.session_id, err)
         self.scratch.remove()
 
@@ -562,11 +561,10 @@ def estimate_context(gauge: ContextGauge, store: SessionStore, session_id: str) 
     """Estimate what the context holds from the session's transcript in
     ``store``, counting on from the gauge's last estimate (blocking: run it in
     a thread). A store that cannot be read leaves no estimate."""
-    failures: tuple[type[BaseException], ...] = (OSError, SessionError)
     try:
         session = store.get(session_id)
         tally = None if session is None else session.context_tally(estimate_tokens, gauge.tally)
-    except failures + store.backend.errors:
+    except (StoreUnavailable, SessionError):
         tally = None
     gauge.take_estimate(tally)
 
