@@ -35,7 +35,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("exec", ["exec", "jobs"]),
     ("search", ["search"]),
     ("store", ["store"]),
-    ("context", ["context", "shrink"]),
+    ("context", ["context", "shrink", "session"]),
     ("tools", ["tools", "tooldefs"]),
     ("host", ["host", "pool", ""]),
     (

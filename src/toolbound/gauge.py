@@ -5,7 +5,7 @@ section 8). The host keeps one gauge per session: ``ToolHost(context_window=N)``
 sets the window in tokens, ``host.context_used(tokens)`` reports what the
 caller's context holds now. Until the caller reports, a host that records into
 a store holding the session's transcript estimates it from there before each
-call (``host.estimate_context``): the gauge keeps the tally, so each estimate reads
+call (``HostSession.estimate_context``): the gauge keeps the tally, so each estimate reads
 only the messages appended since the last one. A gauge without a window never
 shrinks anything.
 
@@ -48,7 +48,7 @@ class ContextGauge:
         self.reported = True
 
     def take_estimate(self, tally: ContextTally | None) -> None:
-        """The session's transcript as counted so far (``host.estimate_context``),
+        """The session's transcript as counted so far (``HostSession.estimate_context``),
         or None when it could not be read: no estimate then."""
         self.tally = tally
         self.estimated = tally.tokens if tally is not None and tally.messages else None

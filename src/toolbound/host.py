@@ -11,12 +11,12 @@ appended to ``host.listeners``) see every call producer-side, as its events
 are emitted, whether or not anyone consumes its stream. The session store's
 recorder is one, the first: every call and its events are recorded (the same
 path for every tool), and a store that cannot be opened or written costs the
-recording only.
+recording only. The session itself (store, recorder, read records, context
+estimate, scratch sweep, live lock) is ``toolbound.session``'s.
 
 Pieces:
     ToolHost      the async host: call(), stream(), abort(), end(), listeners, jobs
     run_tool      one tool call's arguments parsed and its runner run -> result
-    estimate_context  the session's transcript in a store -> the gauge's estimate
     _EventSink    thread-safe, seq-numbering queue of one call's events
 """
 
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import logging
 import os
 import threading
 import uuid
@@ -34,7 +33,6 @@ from types import TracebackType
 from typing import Any
 
 from toolbound.context import ToolContext
-from toolbound.edit import ReadRecord
 from toolbound.exec.abort import Abort
 from toolbound.exec.sandbox import SandboxPolicy, store_socket_dirs
 from toolbound.exec.shield import wait_stopped
@@ -46,23 +44,10 @@ from toolbound.listeners import CallListener, CallStart, all_settled, tell
 from toolbound.model_text import profile_named
 from toolbound.paths import Roots, default_data_dir, path_error
 from toolbound.results import ChunkEvent, ResultEvent, Stream, ToolError, WireModel
-from toolbound.scratch import LiveLock, Scratch, check_session_id, sweep
-from toolbound.store import (
-    CallRecorder,
-    SessionError,
-    SessionStore,
-    StoreUnavailable,
-    is_url,
-    store_location,
-)
-from toolbound.store.summaries import machine_name
-from toolbound.store.tokens import estimate_tokens
+from toolbound.scratch import check_session_id
+from toolbound.session import HostSession
+from toolbound.store import is_url
 from toolbound.tools.registry import import_runners, spec_for
-
-log = logging.getLogger(__name__)
-
-# The most readers of one session whose read records a host keeps (``record_of``).
-MAX_READERS = 64
 
 
 class _EventSink:
@@ -240,9 +225,18 @@ class ToolHost:
             raise ValueError(f"workspace {workspace} is not a directory")
         self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
         self.data_dir = self.data_dir.absolute()
+        self.session_id = check_session_id(session_id or f"s-{uuid.uuid4().hex[:16]}")
+        self.session = HostSession(
+            self.session_id,
+            self.data_dir,
+            store=store,
+            workspace=self.workspace,
+            limits=limits,
+            gauge=self.gauge,
+        )
         # Where calls are recorded: ``store`` (a data dir or a postgresql:// URL),
         # else $TOOLBOUND_STORE, else the data dir.
-        self.store = store_location(store, self.data_dir)
+        self.store = self.session.location
         # Resolved once: bwrap found (or not) now, so a call never probes PATH.
         self.sandbox = SandboxPolicy.create(
             sandbox,
@@ -255,20 +249,10 @@ class ToolHost:
             memory_bytes=limits.sandbox_memory_bytes,
             tmp_bytes=limits.sandbox_tmp_bytes,
         )
-        self.session_id = check_session_id(session_id or f"s-{uuid.uuid4().hex[:16]}")
-        self.scratch = Scratch(self.data_dir, self.session_id)
+        self.scratch = self.session.scratch
         self.roots = Roots.create(self.workspace, self.scratch.dir, allow_external)
-        # What this session has Read and written: Edit and Write check it (CONTRACT section 10).
-        self.read_record = ReadRecord()
-        # The records of the readers that share this session (``stream(reader=...)``),
-        # least recently used first.
-        self._readers: collections.OrderedDict[str, ReadRecord] = collections.OrderedDict()
-        self._saved_record = 0
-        self._live = LiveLock(self.data_dir, self.session_id)
         self._calls: dict[str, ToolContext] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._store: SessionStore | None = None
-        self._recorder: CallRecorder | None = None
         self.listeners: list[CallListener] = list(listeners)
         # Background jobs (CONTRACT section 9): they see the listeners of the moment they start.
         self.jobs = JobTable(
@@ -289,74 +273,10 @@ class ToolHost:
         return (self.data_dir, Path(self.store).absolute())
 
     async def __aenter__(self) -> ToolHost:
-        self._live.acquire()
         if self._warm:
             await asyncio.to_thread(import_runners)
-        self._store, self._recorder = await asyncio.to_thread(self._open_store)
-        if self._store is not None:
-            await asyncio.to_thread(self._load_read_record, self._store)
-        is_ended = self._store.is_ended if self._store is not None else (lambda _sid: False)
-        await asyncio.to_thread(
-            sweep,
-            self.data_dir,
-            stale_s=self.limits.scratch_stale_s,
-            is_ended=is_ended,
-            keep=frozenset({self.session_id}),
-        )
+        await self.session.open()
         return self
-
-    def _load_read_record(self, store: SessionStore) -> None:
-        """What this session Read in an earlier host (``toolbound call`` is one per call)."""
-        try:
-            saved = store.read_record(self.session_id)
-            if saved is not None:
-                self.read_record = ReadRecord.from_json(saved)
-        except (StoreUnavailable, ValueError) as err:
-            log.warning(
-                "toolbound: session %s starts with no read record: %s", self.session_id, err
-            )
-        self._saved_record = self.read_record.version
-        self.read_record.checkpoint_count = self._checkpoint_count
-
-    def _checkpoint_count(self) -> int | None:
-        """The session's checkpoints as the store counts them now (economy re-reads ask)."""
-        store = self._store
-        if store is None:
-            return None
-        try:
-            return store.checkpoint_count(self.session_id)
-        except StoreUnavailable as err:
-            log.warning("toolbound: the checkpoints of %s are unknown: %s", self.session_id, err)
-            return None
-
-    async def _save_read_record(self) -> None:
-        """Keep the read record in the store once a call changed it."""
-        store, version = self._store, self.read_record.version
-        if store is None or version == self._saved_record:
-            return
-        try:
-            await asyncio.to_thread(
-                store.save_read_record, self.session_id, self.read_record.to_json()
-            )
-            self._saved_record = version
-        except StoreUnavailable as err:
-            log.warning("toolbound: the read record of %s is not kept: %s", self.session_id, err)
-
-    def _open_store(self) -> tuple[SessionStore | None, CallRecorder | None]:
-        """The session store and this session's recorder; (None, None) if unusable."""
-        try:
-            store = SessionStore(self.store, limits=self.limits, scratch_dir=self.data_dir)
-        except StoreUnavailable as err:
-            log.warning("toolbound: tool calls are not recorded (%s): %s", self.data_dir, err)
-            return None, None
-        try:
-            # Where this session runs, for the web view's list of a fleet's sessions.
-            store.note_origin(self.session_id, workspace=str(self.workspace), host=machine_name())
-            return store, store.recorder(self.session_id)
-        except StoreUnavailable as err:
-            log.warning("toolbound: tool calls are not recorded (%s): %s", self.data_dir, err)
-            store.close()
-            return None, None
 
     async def __aexit__(
         self,
@@ -386,25 +306,7 @@ class ToolHost:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         # Before the recorder closes, so each job's end is recorded.
         await self.jobs.aclose()
-        recorder, store = self._recorder, self._store
-        self._recorder = self._store = None
-        if recorder is not None:
-            await asyncio.to_thread(recorder.close)
-        if end:
-            await asyncio.to_thread(self._end_session, store)
-        if store is not None:
-            store.close()
-        self._live.release()
-
-    def _end_session(self, store: SessionStore | None) -> None:
-        """Mark the session ended in the store (a store that fails costs the record only),
-        then remove its scratch dir in any case."""
-        if store is not None:
-            try:
-                store.end(self.session_id)
-            except (StoreUnavailable, SessionError) as err:
-                log.warning("toolbound: session %s not marked ended: %s", self.session_id, err)
-        self.scratch.remove()
+        await self.session.close(end=end)
 
     @property
     def busy(self) -> bool:
@@ -418,8 +320,8 @@ class ToolHost:
     def _call_listeners(self) -> tuple[CallListener, ...]:
         """The listeners of a call (or job) starting now."""
         # The recorder first: a listener that reads the store sees what is stored.
-        recorder = (self._recorder,) if self._recorder is not None else ()
-        return (*recorder, *self.listeners)
+        recorder = self.session.recorder
+        return (*((recorder,) if recorder is not None else ()), *self.listeners)
 
     def abort(self, tool_call_id: str) -> bool:
         """Abort a running call; False if no such call is running."""
@@ -443,23 +345,6 @@ class ToolHost:
             if event["type"] == "result":
                 result = event["result"]
         return result
-
-    def record_of(self, reader: str | None) -> ReadRecord:
-        """The read record of ``reader``: the session's own when None, else one of its
-        own, so what one reader saw is never taken as seen by another (not kept in
-        the store; the ``MAX_READERS`` most recent are kept)."""
-        if reader is None:
-            return self.read_record
-        record = self._readers.get(reader)
-        if record is None:
-            record = ReadRecord()
-            record.checkpoint_count = self._checkpoint_count
-            self._readers[reader] = record
-            while len(self._readers) > MAX_READERS:
-                self._readers.popitem(last=False)
-        else:
-            self._readers.move_to_end(reader)
-        return record
 
     async def stream(
         self,
@@ -487,10 +372,9 @@ class ToolHost:
             profile=self.profile,
             fit=fit,
         )
-        store = self._store
-        if self.profile == "economy" and self.gauge.window and not self.gauge.reported and store:
+        if self.profile == "economy" and self.gauge.window and not self.gauge.reported:
             # The economy budgets follow the session's own context until the caller reports.
-            await asyncio.to_thread(estimate_context, self.gauge, store, self.session_id)
+            await self.session.estimate_context()
         listeners = self._call_listeners()
         sink = _EventSink(asyncio.get_running_loop(), call, listeners)
         ctx = ToolContext(
@@ -501,7 +385,7 @@ class ToolHost:
             emit=sink.chunk,
             abort=Abort(),
             sandbox=self.sandbox,
-            record=self.record_of(reader),
+            record=self.session.record_of(reader),
             profile=self.profile,
             gauge=self.gauge,
             fit=fit,
@@ -533,7 +417,7 @@ class ToolHost:
         try:
             result = await self._dispatch(call.tool, call.args, ctx)
             # Kept before the result is out, so the session's next host knows this Read.
-            await self._save_read_record()
+            await self.session.save_read_record()
             event = sink.result(result.to_wire())
         except BaseException as exc:
             # A bug, not a tool error: the consumer of the events gets the exception.
@@ -555,18 +439,6 @@ class ToolHost:
 
     async def _dispatch(self, name: str, raw: object, ctx: ToolContext) -> WireModel:
         return await run_tool(name, raw, ctx)
-
-
-def estimate_context(gauge: ContextGauge, store: SessionStore, session_id: str) -> None:
-    """Estimate what the context holds from the session's transcript in
-    ``store``, counting on from the gauge's last estimate (blocking: run it in
-    a thread). A store that cannot be read leaves no estimate."""
-    try:
-        session = store.get(session_id)
-        tally = None if session is None else session.context_tally(estimate_tokens, gauge.tally)
-    except (StoreUnavailable, SessionError):
-        tally = None
-    gauge.take_estimate(tally)
 
 
 async def run_tool(name: str, raw: object, ctx: ToolContext) -> WireModel:
