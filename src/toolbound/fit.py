@@ -18,7 +18,7 @@ around the text; the measurements are in each entry's comment.
 
 Pieces:
     ClientCap      a known client: its clientInfo name, what it is, its cap
-    KNOWN_CLIENTS  the table
+    KNOWN_CLIENTS  the table; ``known_client`` looks a clientInfo name up in it
     Fit            the cap in force for one call (and the client it is for)
     NO_FIT         no cap (``--fit off``, an unknown client)
     FitMode        ``auto`` | ``off`` | a byte cap; ``fit_mode`` parses ``--fit``

@@ -169,7 +169,7 @@ class _EventSink:
 
 
 class ToolHost:
-    """Runs Read, Glob, Grep and Bash for one session, within the limits.
+    """Runs the registry's tools (``toolbound.tools.registry``) for one session, within the limits.
 
     ``call`` returns the result as a plain dict (a tool error is a result,
     ``{"error": {"code", "message"}}``, never an exception); ``stream`` yields

@@ -20,6 +20,7 @@ Pieces:
     Resolved          a resolved path, its root, how it is shown, and how to reach it again
     Located           a Resolved with the open folder descriptor its walk reached
     Roots             the three roots; locate(), resolve() and display()
+    os_error_kind     an OSError -> OsErrorKind (permission, no_space, not_found, ...)
     os_error          the one map from an OSError to its TOOL_ error (a tool may word it)
     path_error        os_error in the general wording
 """

@@ -20,6 +20,7 @@ Pieces:
     SessionIdError    a session id that is not one safe path component (a ValueError)
     check_session_id  refuse ids that are not one safe path component
     derived_session_id  a session id made from a foreign name (an MCP session id)
+    scratch_root      where a data dir keeps the sessions' scratch dirs
     Scratch           one session's scratch dir: spill(), ensure(), open_folder(),
                       remove_entry(), remove()
     LiveLock          the lock a live host holds

@@ -19,6 +19,7 @@ kept of how many (the change itself is always made in full). No marker is
 written into the diff text: it stays a valid prefix of the patch.
 
 Pieces:
+    split_lines   bytes -> lines, each keeping its ``\\n``
     Hunk          one hunk: where it starts on each side, and its tagged lines
     edit_hunks    the hunks of an EditPlan on the old bytes
     write_hunks   the hunks between two whole contents

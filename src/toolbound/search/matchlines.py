@@ -12,6 +12,7 @@ line costs a few KB and still shows its match.
 Pieces:
     Record         one parsed record: path, line, context or not, its text window
     read_records   a stream of rg output -> Records, memory bounded per line
+    read_counts    a stream of rg ``--count`` output -> (path, count) pairs
     match_window   pure: the ``max_chars`` window of a line holding its match
 """
 

@@ -6,8 +6,11 @@ the requested page, so memory follows ``offset + headLimit``, not the tree.
 
 Pieces:
     NewestFiles   the N newest files seen so far (ties: path order), a heap
+    Entry         one Grep content line: its file's rank, its line number, its text
     FirstEntries  the N first (rank, line) entries seen so far, a heap
+    Fit           how many leading items fit, and the ceiling that stopped the rest
     fit_budget    how many leading items fit a count, byte and line budget
+    item_size     what one entry adds to a serialized list
     fit_page      a whole result built to fit its budget, measured serialized
     wire_size     a result's size as JSON (UTF-8 bytes)
 """

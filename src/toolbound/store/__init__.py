@@ -5,6 +5,7 @@ Pieces:
     messages    provider validity of a message, OpenAI rendering
     checkpoint  which user messages a checkpoint retains (pure)
     schema      ordered, named migrations, in the SQLite and PostgreSQL dialects
+    conn        the connection and backend protocols, the store's environment variable
     db          opening the SQLite database (WAL, foreign keys, busy timeout)
     errors      StoreUnavailable: the one error of a store that cannot be used
     backend     where a store lives: the SQLite backend, store locations, the dialect seam

@@ -5,7 +5,7 @@ serve`` runs it inside the MCP server's app instead.
 
 Pieces:
     listen         a bound, listening TCP socket (port 0 picks a free one)
-    LocalServer    uvicorn on that socket as a task: start(), url, stop()
+    LocalServer    uvicorn on that socket as a task: start(), base_url, stop()
 """
 
 from __future__ import annotations
