@@ -415,7 +415,7 @@ class ToolHost:
     ) -> None:
         self._calls[ctx.tool_call_id] = ctx
         try:
-            result = await self._dispatch(call.tool, call.args, ctx)
+            result = await run_tool(call.tool, call.args, ctx)
             # Kept before the result is out, so the session's next host knows this Read.
             await self.session.save_read_record()
             event = sink.result(result.to_wire())
@@ -436,9 +436,6 @@ class ToolHost:
                 sink.hand_out(event)
             for listener in listeners:
                 tell(listener, "call_ended", call, None)
-
-    async def _dispatch(self, name: str, raw: object, ctx: ToolContext) -> WireModel:
-        return await run_tool(name, raw, ctx)
 
 
 async def run_tool(name: str, raw: object, ctx: ToolContext) -> WireModel:

@@ -49,7 +49,7 @@ from toolbound.fit import Fit
 from toolbound.listeners import is_job_call
 from toolbound.model_text import Profile, model_text
 from toolbound.store.conn import Conn
-from toolbound.store.tokens import estimate_tokens
+from toolbound.store.tokens import estimate_tokens, image_tokens
 
 _STREAMS = ("stdout", "stderr")
 
@@ -91,7 +91,7 @@ def _image_tokens(tool: str, result: dict[str, Any]) -> int:
     image = result.get("image") if tool == "Read" else None
     if not isinstance(image, dict):
         return 0
-    return -(-int(image["width"]) * int(image["height"]) // 750)
+    return image_tokens(int(image["width"]), int(image["height"]))
 
 
 def elided_bytes(tool: str, result: dict[str, Any]) -> int:

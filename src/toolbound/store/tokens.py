@@ -4,6 +4,7 @@ Pieces:
     Estimator        the signature of an estimator: text -> tokens
     estimate_tokens  the default: UTF-8 bytes / 4, rounded up
     MEDIA_TOKENS     what one image or file document counts
+    image_tokens     what an image of a size costs (width x height / 750, rounded up)
     message_tokens   a whole message (every block) under an estimator
 """
 
@@ -50,6 +51,14 @@ def estimate_tokens(text: str) -> int:
 # 1.15 megapixels / 750 pixels per token). Its base64 bytes are not text the
 # model reads, so they are never run through the estimator.
 MEDIA_TOKENS = 1600
+
+# Pixels of context per token (Anthropic's documented estimate for images).
+PIXELS_PER_TOKEN = 750
+
+
+def image_tokens(width: int, height: int) -> int:
+    """The context an image of this size costs, in tokens (rounded up)."""
+    return -(-width * height // PIXELS_PER_TOKEN)
 
 # Keys whose values the model does not read as text: ids, signatures, sources.
 _NOT_TEXT = frozenset({"type", "id", "tool_use_id", "signature", "cache_control", "source"})

@@ -28,7 +28,6 @@ Pieces:
     media_kind     the first bytes -> "image/png" | … | "application/pdf" | None
     read_image     an open image file -> ReadImageResult
     read_pdf       an open PDF -> ReadPdfResult
-    image_tokens   what an image costs the model's context (width x height / 750)
 """
 
 from __future__ import annotations
@@ -57,8 +56,6 @@ IMAGE_MAX_BYTES: Final = 5 * 1024 * 1024
 # Refused before decoding: a file this large, or an image of this many pixels.
 IMAGE_MAX_FILE_BYTES: Final = 64 * 1024 * 1024
 IMAGE_MAX_SOURCE_PIXELS: Final = 64_000_000
-# Pixels of context per token (Anthropic's documented estimate for images).
-PIXELS_PER_TOKEN: Final = 750
 # Each further attempt to fit the bytes scales the image by this much.
 _REFIT_SCALE: Final = 0.75
 _JPEG_QUALITY: Final = 85
@@ -89,11 +86,6 @@ def media_kind(head: bytes) -> str | None:
     if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
         return "image/webp"
     return None
-
-
-def image_tokens(width: int, height: int) -> int:
-    """The context an image of this size costs, in tokens (rounded up)."""
-    return math.ceil(width * height / PIXELS_PER_TOKEN)
 
 
 def _refused(target: Resolved, what: str, why: str, step: str) -> ToolError:
