@@ -319,5 +319,4 @@ class ReadRecord:
             if count == self._checkpoints:
                 return
             self._checkpoints = count
-            self._epoch += 1
-            self.version += 1
+        self.new_context()

@@ -152,11 +152,6 @@ class StreamLog:
                 return Span()
             return Span(self._gap[1] - self._gap[0], self._gap_lines)
 
-    def disk_bytes(self) -> int:
-        """The log file's size now."""
-        with self._lock:
-            return self._size
-
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the log still (no append, no compaction) for several reads: a page."""
