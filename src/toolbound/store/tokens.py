@@ -60,6 +60,7 @@ def image_tokens(width: int, height: int) -> int:
     """The context an image of this size costs, in tokens (rounded up)."""
     return -(-width * height // PIXELS_PER_TOKEN)
 
+
 # Keys whose values the model does not read as text: ids, signatures, sources.
 _NOT_TEXT = frozenset({"type", "id", "tool_use_id", "signature", "cache_control", "source"})
 
