@@ -20,10 +20,18 @@ def test_all_is_sorted_and_importable() -> None:
 
 def test_what_a_session_user_catches_or_holds_is_exported() -> None:
     # CONTRACT 5: a store user holds a Session and its CheckpointRecords and
-    # catches SessionError and TranscriptError, without an internal import.
+    # catches SessionError, TranscriptError and StoreUnavailable (a store that
+    # cannot be reached, opened or migrated), without an internal import.
     from toolbound import store
 
-    held = ["CheckpointRecord", "Session", "SessionError", "SessionStore", "TranscriptError"]
+    held = [
+        "CheckpointRecord",
+        "Session",
+        "SessionError",
+        "SessionStore",
+        "StoreUnavailable",
+        "TranscriptError",
+    ]
     exported = {name: getattr(toolbound, name, None) for name in held}
     assert {name for name in held if name in toolbound.__all__} == set(held)
     assert exported == {name: getattr(store, name) for name in held}

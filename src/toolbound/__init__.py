@@ -25,6 +25,7 @@ if _TYPE_CHECKING:
         Session,
         SessionError,
         SessionStore,
+        StoreUnavailable,
         TranscriptError,
         estimate_tokens,
     )
@@ -42,6 +43,7 @@ __all__ = [
     "Session",
     "SessionError",
     "SessionStore",
+    "StoreUnavailable",
     "ToolError",
     "ToolHost",
     "TranscriptError",
@@ -67,6 +69,7 @@ _HOMES = {
     "Session": "toolbound.store",
     "SessionError": "toolbound.store",
     "SessionStore": "toolbound.store",
+    "StoreUnavailable": "toolbound.store",
     "TranscriptError": "toolbound.store",
     "estimate_tokens": "toolbound.store",
     "builtin_tool_defs": "toolbound.tooldefs",
