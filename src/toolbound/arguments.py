@@ -21,6 +21,7 @@ Pieces:
     ARG_MAX_BYTES                            the longest string the kernel takes as one argument
     Limited                                  an argument whose default and range follow the limits
     parse_args                               raw dict -> checked model, defaults filled
+    filled                                   an argument parse_args filled, as its type
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -246,6 +247,18 @@ def parse_args(
         if refusal is not None:
             raise _invalid(tool, refusal)
     return args.model_copy(update=unset) if unset else args
+
+
+T = TypeVar("T")
+
+
+def filled(value: T | None) -> T:
+    """An argument with a host default (``Limited``) as ``parse_args`` left it: never
+    None, so a tool needs no fallback of its own. None means the arguments were
+    built without their spec's ``parse``: a bug, raised."""
+    if value is None:
+        raise ValueError("an argument with a host default is unset: parse it with its ToolSpec")
+    return value
 
 
 # Each tool's models live in its own module (``toolbound.models``), imported on

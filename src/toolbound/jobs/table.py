@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolbound import notices
+from toolbound.arguments import filled
 from toolbound.limits import Limits
 from toolbound.listeners import JOB_ID_PREFIX, CallListener, CallStart
 from toolbound.model_text import Profile
@@ -222,7 +223,7 @@ class JobTable:
                 f"Invalid arguments for JobOutput: {problem}. Fix the arguments and call again.",
             )
         until = _compile(args.until)
-        wait_s = args.wait_s or 0.0
+        wait_s = filled(args.wait_s)
         matched = await job.wait_for(since, wait_s=wait_s, until=until, abort=abort)
         notes: tuple[str, ...] = ()
         if until is not None and matched is None:

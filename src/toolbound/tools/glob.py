@@ -20,6 +20,7 @@ import os
 import time
 
 from toolbound import notices
+from toolbound.arguments import filled
 from toolbound.models.glob import GlobArgs, GlobResult
 from toolbound.results import ErrorCode, ToolError
 from toolbound.search.files import newest_files
@@ -41,7 +42,7 @@ def _glob(pattern: str, scope: Scope) -> str:
 
 async def run(args: GlobArgs, ctx: ToolContext) -> GlobResult:
     # Under the economy profile the page and its budget shrink as the context fills.
-    ctx, limit, shrunk = search_page(ctx, "Glob", args.limit or ctx.limits.glob_limit_default)
+    ctx, limit, shrunk = search_page(ctx, "Glob", filled(args.limit))
     return noted(await _search(args, ctx, limit), shrunk)
 
 
@@ -85,7 +86,7 @@ async def _search_in(args: GlobArgs, ctx: ToolContext, limit: int, scope: Scope)
             sentences.append(notices.stopped(stopped, timeout_s=limits.search_timeout_s))
         if more:
             # A page the economy profile shrank is not widened by a higher `limit`.
-            asked = args.limit or limits.glob_limit_default
+            asked = filled(args.limit)
             can_raise = (
                 fit_stop not in ("bytes", "lines")
                 and limit == asked

@@ -56,6 +56,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+from toolbound.arguments import filled
 from toolbound.models.grep import (
     GrepArgs,
     GrepContentResult,
@@ -87,7 +88,7 @@ def _selection(args: GrepArgs, scope: Scope) -> FileSelection:
 
 
 async def run(args: GrepArgs, ctx: ToolContext) -> WireModel:
-    head = args.head_limit or ctx.limits.grep_head_limit
+    head = filled(args.head_limit)
     # No page can show more entries than the budget has lines; under the
     # economy profile both shrink as the context fills.
     ctx, page, shrunk = search_page(ctx, "Grep", min(head, ctx.limits.search.max_lines))

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import IO, Final, Literal
 
 from toolbound import notices
+from toolbound.arguments import filled
 from toolbound.context import ToolContext
 from toolbound.fsroot import reach, reach_fd
 from toolbound.models.listing import ListArgs, ListEntry, ListResult
@@ -162,8 +163,7 @@ async def _list_in(args: ListArgs, ctx: ToolContext, scope: Scope) -> ListResult
             ErrorCode.INVALID_ARGUMENT,
             f"List lists folders and {args.path} is a file. Read it, or give its folder as `path`.",
         )
-    depth = args.depth or limits.list_depth_default
-    limit = args.limit or limits.list_limit_default
+    depth, limit = filled(args.depth), filled(args.limit)
     fold = _Fold(depth)
 
     def consume(stream: IO[bytes]) -> None:
