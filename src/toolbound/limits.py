@@ -12,6 +12,8 @@ Pieces:
     Economy         the economy profile's budgets and how they shrink as the context fills
     Limits          the whole table
     DEFAULT_LIMITS  the seed's numbers
+    format_size     a size as the markers state it: ``96KB``, else in bytes
+    human_size      a size as a sentence states it: ``2.3 MB (2412345 bytes)``, ``512 MB``
 """
 
 from __future__ import annotations
@@ -47,6 +49,20 @@ def format_size(n_bytes: int) -> str:
     if n_bytes % KB == 0:
         return f"{n_bytes // KB}KB"
     return f"{n_bytes} bytes"
+
+
+def human_size(n_bytes: int, *, exact: bool = True) -> str:
+    """``2412345`` -> ``2.3 MB (2412345 bytes)`` (``exact``: the bytes too), KB = 1024
+    bytes as everywhere; sizes under 1 KB in bytes only."""
+    size = float(n_bytes)
+    for unit in ("bytes", "KB", "MB", "GB", "TB"):
+        if size < KB or unit == "TB":
+            break
+        size /= KB
+    if unit == "bytes":
+        return f"{n_bytes} bytes"
+    short = f"{size:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{short} ({n_bytes} bytes)" if exact else short
 
 
 @dataclass(frozen=True, slots=True)

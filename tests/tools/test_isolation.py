@@ -209,7 +209,7 @@ async def test_a_memory_bomb_meets_the_memory_bound(places: dict[str, Path]) -> 
     assert result["exitCode"] == 1
     assert result["stderr"].endswith("MemoryError\n")
     assert (
-        "at most 512 MiB of address space per process (sandbox_memory_bytes)" in (result["notice"])
+        "at most 512 MB of address space per process (sandbox_memory_bytes)" in (result["notice"])
     )
 
 
@@ -221,7 +221,7 @@ async def test_the_private_tmp_is_bounded(places: dict[str, Path]) -> None:
         result = await bash(host, fill)
     assert result["exitCode"] == 1
     assert "No space left on device" in result["stderr"]
-    assert "a private /tmp of 8 MiB (sandbox_tmp_bytes)" in result["notice"]
+    assert "a private /tmp of 8 MB (sandbox_tmp_bytes)" in result["notice"]
 
 
 # -- what stays writable --------------------------------------------------------------------

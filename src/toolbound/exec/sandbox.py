@@ -101,7 +101,7 @@ from toolbound.exec.members import children_of, read_proc
 from toolbound.exec.pids import PidsGroup, pids_group
 from toolbound.exec.stopping import send
 from toolbound.exec.tree import KEPT_BACK, Launch, Shell, Tree, spawn_shell, spawn_tree
-from toolbound.limits import DEFAULT_LIMITS
+from toolbound.limits import DEFAULT_LIMITS, human_size
 from toolbound.results import ErrorCode, ToolError
 from toolbound.scratch import Scratch
 
@@ -623,11 +623,13 @@ def bound_notice(tree: Tree, policy: SandboxPolicy, stderr: str) -> str | None:
         met.append(f"at most {policy.max_processes} processes (sandbox_max_processes)")
     if any(sign in stderr for sign in _MEMORY_SIGNS):
         met.append(
-            f"at most {_size(policy.memory_bytes)} of address space per process "
+            f"at most {human_size(policy.memory_bytes, exact=False)} of address space per process "
             "(sandbox_memory_bytes)"
         )
     if policy.mode != "off" and _TMP_FULL_SIGN in stderr:
-        met.append(f"a private /tmp of {_size(policy.tmp_bytes)} (sandbox_tmp_bytes)")
+        met.append(
+            f"a private /tmp of {human_size(policy.tmp_bytes, exact=False)} (sandbox_tmp_bytes)"
+        )
     if not met:
         return None
     # Only the counted refusal is certain; the rest is read from the command's words.
@@ -636,8 +638,3 @@ def bound_notice(tree: Tree, policy: SandboxPolicy, stderr: str) -> str | None:
         f"The command {verb} the Bash sandbox's bound of {' and '.join(met)}. Do the work "
         "in smaller pieces, or ask the user to raise the bound (toolbound's Limits)."
     )
-
-
-def _size(n_bytes: int) -> str:
-    mib = n_bytes / (1024 * 1024)
-    return f"{mib / 1024:g} GiB" if mib >= 1024 else f"{mib:g} MiB"

@@ -37,7 +37,6 @@ Pieces:
     Window         how much one Read returns; window_for sizes it for a call
     read_window    the blocking body of run
     describe_kind  what a non-regular file is, for refusals
-    human_size     "2.3 MB (2412345 bytes)"
 """
 
 from __future__ import annotations
@@ -66,7 +65,7 @@ from toolbound.bounds.paging import (
 )
 from toolbound.edit.record import ReadRecord, Seen, content_digest
 from toolbound.fsroot import Spot
-from toolbound.limits import Budget, Limits
+from toolbound.limits import Budget, Limits, human_size
 from toolbound.model_text import Profile
 from toolbound.models.read import ReadArgs, ReadResult
 from toolbound.paths import OsErrorKind, Resolved, Roots, os_error
@@ -420,19 +419,6 @@ def _with_outline(fd: int, result: ReadResult, end: int, size: int, limits: Limi
     listed = [(d.line, d.text) for d in found.entries]
     said = [*filter(None, [result.notice]), notices.read_outline(listed, more=found.more)]
     return result.model_copy(update={"notice": notices.join(said)})
-
-
-def human_size(n_bytes: int, *, exact: bool = True) -> str:
-    """``2412345`` -> ``2.3 MB (2412345 bytes)``; small sizes in bytes only."""
-    size = float(n_bytes)
-    for unit in ("bytes", "KB", "MB", "GB", "TB"):
-        if size < 1024 or unit == "TB":
-            break
-        size /= 1024
-    if unit == "bytes":
-        return f"{n_bytes} bytes"
-    short = f"{size:.1f}".removesuffix(".0") + f" {unit}"
-    return f"{short} ({n_bytes} bytes)" if exact else short
 
 
 def _page(

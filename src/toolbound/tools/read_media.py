@@ -41,7 +41,7 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
-from toolbound.limits import Budget, Limits
+from toolbound.limits import Budget, Limits, human_size
 from toolbound.models.read import ImageData, ReadImageResult, ReadPdfResult
 from toolbound.paths import Resolved
 from toolbound.results import ErrorCode, ToolError
@@ -142,7 +142,7 @@ def read_image(fd: int, target: Resolved, st: os.stat_result, kind: str) -> Read
         raise _refused(
             target,
             what,
-            f"its {st.st_size} bytes are over the {IMAGE_MAX_FILE_BYTES // (1024 * 1024)} MB "
+            f"its {st.st_size} bytes are over the {human_size(IMAGE_MAX_FILE_BYTES, exact=False)} "
             "Read decodes",
             "Scale it down with Bash (e.g. `convert` or a Python script), then Read the copy.",
         )
