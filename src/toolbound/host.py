@@ -195,6 +195,11 @@ class ToolHost:
     ``warm`` imports every tool's module as the host starts, so no call pays
     an import; False leaves each to its tool's first call (``toolbound call``,
     whose host serves one call).
+
+    ``session`` runs the session's life (``toolbound.session.HostSession``):
+    ``store`` (a data dir or a ``postgresql://`` URL; None: ``$TOOLBOUND_STORE``,
+    else the data dir) records every call, and a store that fails costs the
+    recording, never a call.
     """
 
     def __init__(
