@@ -13,8 +13,8 @@ and its recorder, loads the read record, and sweeps stale and ended sessions'
 scratch dirs; closing closes the recorder and the store, ends the session when
 asked (marked ended, scratch dir removed), and lets go of the lock.
 
-The store is a convenience, never a condition: every use of it goes through
-``_use``, the one degrade path. A store that cannot be opened costs the
+The store is a convenience, never a condition: opening it and every use of it
+go through ``_degrade``, the one degrade path. A store that cannot be opened costs the
 recording (said once, as the host opens), and one that fails later costs what
 that use would have kept or read (said each time it fails): the host serves
 every call either way. The store maps its driver's errors to
@@ -102,20 +102,11 @@ class HostSession:
         self.recorder: CallRecorder | None = None
 
     def _use(self, use: Callable[[SessionStore], T], fallback: T, failed: str | None) -> T:
-        """``use(store)``; ``fallback`` when there is no store or it fails (blocking).
-
-        The one degrade path: a failure is logged as ``failed`` (None: quietly,
-        for what is asked too often to say each time), never raised.
-        """
+        """``use(store)``; ``fallback`` when there is no store or it fails (blocking)."""
         store = self._store
         if store is None:
             return fallback
-        try:
-            return use(store)
-        except _FAILURES as err:
-            if failed is not None:
-                log.warning("toolbound: %s: %s", failed, err)
-            return fallback
+        return _degrade(lambda: use(store), fallback, failed)
 
     async def open(self) -> None:
         """Take the live lock, open the store and the recorder, load the read record, and
@@ -135,10 +126,12 @@ class HostSession:
     def _open_store(self) -> None:
         """The store and this session's recorder; neither when the store is unusable."""
         not_recorded = f"tool calls are not recorded ({self.data_dir})"
-        try:
-            self._store = SessionStore(self.location, limits=self.limits, scratch_dir=self.data_dir)
-        except _FAILURES as err:
-            log.warning("toolbound: %s: %s", not_recorded, err)
+        self._store = _degrade(
+            lambda: SessionStore(self.location, limits=self.limits, scratch_dir=self.data_dir),
+            None,
+            not_recorded,
+        )
+        if self._store is None:
             return
         self.recorder = self._use(self._recorder, None, not_recorded)
         if self.recorder is None:
@@ -239,3 +232,17 @@ class HostSession:
         then remove its scratch dir in any case."""
         self._use(lambda store: store.end(self.id), None, f"session {self.id} not marked ended")
         self.scratch.remove()
+
+
+def _degrade(action: Callable[[], T], fallback: T, failed: str | None) -> T:
+    """``action()``, or ``fallback`` when the store fails it: the one degrade path.
+
+    The failure is logged as ``failed`` (None: quietly, for what is asked too
+    often to say each time), never raised.
+    """
+    try:
+        return action()
+    except _FAILURES as err:
+        if failed is not None:
+            log.warning("toolbound: %s: %s", failed, err)
+        return fallback
