@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from toolbound import host as host_module
+from toolbound.exec.events import CallEvents
 from toolbound.host import ToolHost
 from toolbound.web import Hub, WebView, build_app, host_reader
 from toolbound.web.server import LocalServer
@@ -65,12 +65,12 @@ WATCH_JS = """
 
 
 class EmitClock:
-    """Wraps the host's event sink: when each chunk left the tool (wall clock, ms)."""
+    """Wraps the calls' event emitter: when each chunk left the tool (wall clock, ms)."""
 
     def __init__(self) -> None:
         self.chunks: list[tuple[float, str]] = []
         self.first = threading.Event()
-        self._original = host_module._EventSink.chunk
+        self._original = CallEvents.chunk
 
     def __enter__(self) -> EmitClock:
         original = self._original
@@ -82,11 +82,11 @@ class EmitClock:
             original(sink, stream, data)
             first.set()
 
-        host_module._EventSink.chunk = timed  # type: ignore[method-assign]
+        CallEvents.chunk = timed  # type: ignore[method-assign,assignment]
         return self
 
     def __exit__(self, *exc: object) -> None:
-        host_module._EventSink.chunk = self._original  # type: ignore[method-assign]
+        CallEvents.chunk = self._original  # type: ignore[method-assign]
 
     def line_times(self) -> dict[str, float]:
         """Each complete line -> when the chunk that ended it was emitted."""

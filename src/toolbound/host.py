@@ -17,155 +17,35 @@ estimate, scratch sweep, live lock) is ``toolbound.session``'s.
 Pieces:
     ToolHost      the async host: call(), stream(), abort(), end(), listeners, jobs
     run_tool      one tool call's arguments parsed and its runner run -> result
-    _EventSink    thread-safe, seq-numbering queue of one call's events
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import os
-import threading
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from toolbound.context import ToolContext
 from toolbound.exec.abort import Abort
+from toolbound.exec.events import CallEvents
 from toolbound.exec.sandbox import SandboxPolicy, store_socket_dirs
 from toolbound.exec.shield import wait_stopped
 from toolbound.fit import NO_FIT, Fit
 from toolbound.gauge import ContextGauge
 from toolbound.jobs.table import JobTable
 from toolbound.limits import DEFAULT_LIMITS, Limits
-from toolbound.listeners import CallListener, CallStart, all_settled, tell
+from toolbound.listeners import CallListener, CallStart
 from toolbound.model_text import profile_named
 from toolbound.paths import Roots, default_data_dir, path_error
-from toolbound.results import ChunkEvent, ResultEvent, Stream, ToolError, WireModel
+from toolbound.results import ToolError, WireModel
 from toolbound.scratch import check_session_id
 from toolbound.session import HostSession
 from toolbound.store import is_url
 from toolbound.tools.registry import import_runners, spec_for
-
-
-class _EventSink:
-    """One call's events: seq assigned at emission, under a lock, from any thread.
-
-    Each event goes to the call's listeners as it is emitted (under the lock,
-    so in seq order) and is queued for the consumer of ``events``; the result
-    event is handed to the consumer separately (``hand_out``), once the
-    listeners settled.
-    """
-
-    def __init__(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        call: CallStart,
-        listeners: tuple[CallListener, ...],
-    ) -> None:
-        self._loop = loop
-        self._call = call
-        self._listeners = listeners
-        self._lock = threading.Lock()
-        self._seq = 0
-        self._items: collections.deque[dict[str, Any]] = collections.deque()
-        self._wake = asyncio.Event()
-        self._closed = False
-
-    def _emit(
-        self, make: Callable[[int], dict[str, Any]], *, queue: bool, last: bool = False
-    ) -> dict[str, Any] | None:
-        """Number the event, tell the listeners, queue it for the consumer if ``queue``.
-
-        None once the call's result is out; ``last`` (the result) closes the sink.
-        """
-        with self._lock:
-            if self._closed:
-                return None
-            item = make(self._seq)
-            self._seq += 1
-            self._closed = last
-            for listener in self._listeners:
-                tell(listener, "call_event", self._call, item)
-            if queue:
-                self._items.append(item)
-        if queue:
-            self._wake_consumer()
-        return item
-
-    def _queue(self, item: dict[str, Any]) -> None:
-        with self._lock:
-            self._items.append(item)
-        self._wake_consumer()
-
-    def _wake_consumer(self) -> None:
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is self._loop:
-            self._wake.set()
-        else:
-            self._loop.call_soon_threadsafe(self._wake.set)
-
-    def chunk(self, stream: Stream, data: str) -> None:
-        if not data:
-            return
-        tool_call_id = self._call.tool_call_id
-        self._emit(
-            lambda seq: ChunkEvent(
-                tool_call_id=tool_call_id, stream=stream, seq=seq, data=data
-            ).to_wire(),
-            queue=True,
-        )
-
-    def result(self, result: dict[str, Any]) -> dict[str, Any] | None:
-        """Emit the result event (to the listeners, not yet the consumer); no chunk follows.
-
-        ``result`` is the tool's result model's ``to_wire()`` dict.
-        """
-        tool_call_id = self._call.tool_call_id
-        return self._emit(
-            lambda seq: ResultEvent.of(
-                self._call.tool,
-                tool_call_id,
-                seq,
-                result,
-                profile=self._call.profile,
-                fit=self._call.fit,
-                wire=True,
-            ),
-            queue=False,
-            last=True,
-        )
-
-    def hand_out(self, item: dict[str, Any]) -> None:
-        """The result event, to the consumer: the last event it gets."""
-        self._queue(item)
-
-    def fail(self, exc: BaseException) -> None:
-        """The tool crashed: end the events, re-raising its exception to the consumer."""
-        with self._lock:
-            self._closed = True
-        self._queue({"type": "failed", "toolCallId": self._call.tool_call_id, "exc": exc})
-
-    async def events(self) -> AsyncIterator[dict[str, Any]]:
-        """Yield the events in seq order, up to the result (or the tool's exception)."""
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            while True:
-                with self._lock:
-                    if not self._items:
-                        break
-                    item = self._items.popleft()
-                if item["type"] == "failed":
-                    raise item["exc"]
-                yield item
-                if item["type"] == "result":
-                    return
 
 
 class ToolHost:
@@ -381,7 +261,7 @@ class ToolHost:
             # The economy budgets follow the session's own context until the caller reports.
             await self.session.estimate_context()
         listeners = self._call_listeners()
-        sink = _EventSink(asyncio.get_running_loop(), call, listeners)
+        sink = CallEvents(call, listeners, loop=asyncio.get_running_loop())
         ctx = ToolContext(
             limits=self.limits,
             roots=self.roots,
@@ -396,9 +276,8 @@ class ToolHost:
             fit=fit,
             jobs=self.jobs,
         )
-        for listener in listeners:
-            tell(listener, "call_started", call)
-        task = asyncio.create_task(self._run(call, ctx, sink, listeners))
+        sink.started()
+        task = asyncio.create_task(self._run(call, ctx, sink))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         try:
@@ -411,13 +290,7 @@ class ToolHost:
                 # included) before a cancellation goes on.
                 await wait_stopped(task)
 
-    async def _run(
-        self,
-        call: CallStart,
-        ctx: ToolContext,
-        sink: _EventSink,
-        listeners: tuple[CallListener, ...],
-    ) -> None:
+    async def _run(self, call: CallStart, ctx: ToolContext, sink: CallEvents) -> None:
         self._calls[ctx.tool_call_id] = ctx
         try:
             result = await run_tool(call.tool, call.args, ctx)
@@ -427,20 +300,12 @@ class ToolHost:
         except BaseException as exc:
             # A bug, not a tool error: the consumer of the events gets the exception.
             sink.fail(exc)
-            for listener in listeners:
-                tell(listener, "call_ended", call, exc)
             if not isinstance(exc, Exception):
                 raise
             return
         finally:
             self._calls.pop(ctx.tool_call_id, None)
-        try:
-            await all_settled(listeners, call)
-        finally:
-            if event is not None:
-                sink.hand_out(event)
-            for listener in listeners:
-                tell(listener, "call_ended", call, None)
+        await sink.settle(event)
 
 
 async def run_tool(name: str, raw: object, ctx: ToolContext) -> WireModel:

@@ -99,7 +99,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from toolbound.exec.guard import ensure_guard
 from toolbound.exec.members import children_of, read_proc
 from toolbound.exec.pids import PidsGroup, pids_group
-from toolbound.exec.stopping import send
+from toolbound.exec.stopping import KillPolicy, send
 from toolbound.exec.tree import KEPT_BACK, Launch, Shell, Tree, spawn_shell, spawn_tree
 from toolbound.limits import DEFAULT_LIMITS, human_size
 from toolbound.results import ErrorCode, ToolError
@@ -375,9 +375,10 @@ class SandboxedShell:
             self._tear_down(grace_s=1.0)
         return alive
 
-    def stop(self, *, grace_s: float, poll_s: float) -> set[int]:
-        """SIGTERM to every member, ``grace_s`` for them to exit, then SIGKILL to
-        the whole namespace (its PID 1); blocks, bounded. Returns the PIDs signalled."""
+    def stop(self, policy: KillPolicy) -> set[int]:
+        """``policy.term`` to every member, ``grace_s`` for them to exit, then SIGKILL
+        to the whole namespace (its PID 1); blocks, bounded. Returns the PIDs signalled."""
+        grace_s, poll_s = policy.grace_s, policy.poll_s
         signalled: set[int] = set()
         term_until = time.monotonic() + grace_s
         while not self.torn_down:
@@ -386,7 +387,7 @@ class SandboxedShell:
                 signalled |= alive
                 break
             for pid in alive - signalled:
-                send(pid, signal.SIGTERM)
+                send(pid, policy.term)
                 send(pid, signal.SIGCONT)
             signalled |= alive
             time.sleep(poll_s)

@@ -8,6 +8,7 @@ members are reparented to the host as their parents die and reaped then.
 
 Pieces:
     send            a signal to a PID that may be gone already
+    KillPolicy      how a tree is stopped: its signals, their order, the grace, the polling
     signal_name     the signal that ended a process, from its Popen returncode
     reap_lingering  reap members that already exited (no signal); the rest still run
     stop_tree       SIGTERM, grace, SIGKILL, reap; returns the PIDs signalled
@@ -19,9 +20,36 @@ import contextlib
 import os
 import signal
 import time
+from dataclasses import dataclass
 
 from toolbound.exec.ident import ShellIdent
 from toolbound.exec.members import members
+from toolbound.limits import Limits
+
+
+@dataclass(frozen=True, slots=True)
+class KillPolicy:
+    """How a tree is stopped, as one value (every runner and tree takes it).
+
+    ``term`` goes to every member first (SIGCONT after it, so a stopped member
+    can act on it), parents before their children, the shell again each round;
+    after ``grace_s`` ``kill`` goes to whatever is left, and reaping goes on for
+    at most another ``grace_s``. ``poll_s`` is how often a stopping tree is
+    rescanned; ``drain_s`` how long the pipes are drained after the shell
+    exited while descendants still hold them (then they are stopped too), and
+    how long a stream may stay open after its tree is gone.
+    """
+
+    grace_s: float = 2.0
+    poll_s: float = 0.01
+    drain_s: float = 0.25
+    term: signal.Signals = signal.SIGTERM
+    kill: signal.Signals = signal.SIGKILL
+
+    @classmethod
+    def of(cls, limits: Limits) -> KillPolicy:
+        """The policy of a host's limits (``kill_grace_s``, ``linger_drain_s``)."""
+        return cls(grace_s=limits.kill_grace_s, drain_s=limits.linger_drain_s)
 
 
 def _reap(shell: ShellIdent, top: set[int]) -> set[int]:
@@ -65,15 +93,16 @@ def signal_name(returncode: int | None) -> str | None:
         return f"SIG{-returncode}"
 
 
-def stop_tree(shell: ShellIdent, *, grace_s: float, poll_s: float) -> set[int]:
+def stop_tree(shell: ShellIdent, policy: KillPolicy) -> set[int]:
     """Stop every member of the tree and reap the host's share; blocks, bounded.
 
-    SIGTERM (and SIGCONT, so a stopped member can act on it) to each member,
-    parents first (the shell itself each round until it is gone),
-    members reaped as they exit; after ``grace_s`` SIGKILL to whatever is left,
-    new members included; reaping then continues for at most another
-    ``grace_s``. Returns every PID that was signalled.
+    ``policy.term`` (and SIGCONT, so a stopped member can act on it) to each
+    member, parents first (the shell itself each round until it is gone),
+    members reaped as they exit; after ``policy.grace_s`` ``policy.kill`` to
+    whatever is left, new members included; reaping then continues for at most
+    another ``grace_s``. Returns every PID that was signalled.
     """
+    grace_s, poll_s = policy.grace_s, policy.poll_s
     signalled: set[int] = set()
     killed: set[int] = set()
     term_until = time.monotonic() + grace_s
@@ -93,12 +122,12 @@ def stop_tree(shell: ShellIdent, *, grace_s: float, poll_s: float) -> set[int]:
         # once in a loaded full run).
         for pid in sorted(alive, key=lambda pid: (pid != shell.pid, pid)):
             if kill_until is not None and pid not in killed:
-                send(pid, signal.SIGKILL)
+                send(pid, policy.kill)
                 killed.add(pid)
             elif pid not in signalled or pid == shell.pid:
                 # The shell again each round: bash defers a SIGTERM that lands while
                 # it forks, and would then run its next command once the child died.
-                send(pid, signal.SIGTERM)
+                send(pid, policy.term)
                 send(pid, signal.SIGCONT)
             signalled.add(pid)
         time.sleep(poll_s)

@@ -30,7 +30,7 @@ from typing import Protocol
 
 from toolbound.exec.guard import MARKER_VAR, become_subreaper, next_marker
 from toolbound.exec.ident import ShellIdent
-from toolbound.exec.stopping import reap_lingering, stop_tree
+from toolbound.exec.stopping import KillPolicy, reap_lingering, stop_tree
 
 # The server's own variables (the bearer token, the store's URL with its password),
 # removed from every command's environment whatever else is kept back (CONTRACT 16).
@@ -46,8 +46,8 @@ class Tree(Protocol):
     ``pid`` is the shell's PID as the host sees it (a pidfd on it tells its
     exit); ``returncode`` follows ``Popen`` (negative: killed by that signal)
     once ``wait`` returned. ``lingering`` reaps what already exited and returns
-    the members still running; ``stop`` stops them all (TERM, grace, KILL, reap)
-    and returns the PIDs it signalled.
+    the members still running; ``stop`` stops them all as ``policy`` says (TERM,
+    grace, KILL, reap) and returns the PIDs it signalled.
     """
 
     @property
@@ -60,7 +60,7 @@ class Tree(Protocol):
     def returncode(self) -> int | None: ...
     def wait(self) -> int: ...
     def lingering(self) -> set[int]: ...
-    def stop(self, *, grace_s: float, poll_s: float) -> set[int]: ...
+    def stop(self, policy: KillPolicy) -> set[int]: ...
 
 
 class Shell(ShellIdent):
@@ -71,8 +71,8 @@ class Shell(ShellIdent):
     def lingering(self) -> set[int]:
         return reap_lingering(self)
 
-    def stop(self, *, grace_s: float, poll_s: float) -> set[int]:
-        return stop_tree(self, grace_s=grace_s, poll_s=poll_s)
+    def stop(self, policy: KillPolicy) -> set[int]:
+        return stop_tree(self, policy)
 
 
 @dataclass(frozen=True, slots=True)

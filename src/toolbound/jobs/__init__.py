@@ -6,9 +6,8 @@ text of the job results is ``toolbound.model_text``'s, like every tool's.
 
 Pieces:
     table    JobTable: a host's jobs (start, output, stop, aclose)
-    job      Job: one job's tree, pumps, state and waiting
+    job      Job: one job's tree, logs, state and waiting (run by exec.run)
     log      StreamLog: one stream's bounded log on disk and its exact counts
     page     one stream's page within the shell budget
-    emitter  a job's events to the host's call listeners
     models   the wire shapes
 """

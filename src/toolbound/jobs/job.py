@@ -1,55 +1,46 @@
 """One background job: its process tree, its two logs, its state, and waiting on it.
 
-A job is ``bash -c COMMAND`` started like any Bash call (``exec.sandbox.spawn``:
-its own session and marker, confined when the host's sandbox asks, killed by
-the host's guard when the host dies) whose output goes to its logs instead of
-a result. Its life is one task on the host's event loop:
-
-1. **watch**: the shell's exit (a pidfd on the loop), the timeout, or a stop
-   request (JobStop, the host closing), whichever comes first;
-2. **stop**: on timeout or request the whole tree is stopped in a worker
-   thread (SIGTERM, grace, SIGKILL, reap: ``Tree.stop``); after an exit, the
-   pipes are drained for ``linger_drain_s`` and whatever the shell left
-   running is stopped the same way;
-3. **close**: both pumps reach EOF (bounded; a pipe still held after that is
-   abandoned), then the state is set, every waiter woken, and the listeners
-   get the job's result event (``jobs.emitter``).
+A job is ``bash -c COMMAND`` run as any Bash call runs (``exec.run``: spawned
+through ``exec.sandbox``, its own session and marker, confined when the
+host's sandbox asks, killed by the host's guard when the host dies) whose
+output goes to its logs instead of a capture. Its life is one task on the
+host's event loop: ``exec.run.run_tree`` watches the shell's exit, the
+timeout, or a stop request (JobStop, the host closing), stops the tree as the
+host's ``KillPolicy`` says or reaps what the shell left, and drains both
+streams; then the state is set, every waiter woken, and the listeners get the
+job's result event (``exec.events``).
 
 So a state is never stale by more than that drain: a job whose shell exited is
-reaped and marked at once. Each stream is read by a pump thread of its own
-(``os.readv`` into one reused buffer, then ``StreamLog.append``): a job lives
-for hours, and a reader parked on the event loop would stall every other
-session whenever its log compacts (pumps run on ``exec.reader``'s reusable
-threads, never fewer than the pumps and readers running). A pump wakes
-JobOutput waiters through the loop only when someone waits, at most once per
-loop turn.
+reaped and marked at once. Each stream is read by ``exec.reader``'s reader on
+a worker thread from the start (a job lives for hours, and a reader parked on
+the event loop would stall every other session whenever its log compacts),
+feeding a ``LogSink`` (the stream's log) and emitting each read's chunk at
+once; after each read JobOutput waiters are woken through the loop, only when
+someone waits, at most once per loop turn.
 
 Pieces:
     Waiters  wake the JobOutput calls waiting on a job, from any thread
-    Pump     one stream's reader thread: pipe -> log, live chunks, wake-ups
+    LogSink  a reader's sink: the stream's log
     Job      the process, logs, state; run(), request_stop(), wait_for(), page()
 """
 
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
-import os
-import select
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from toolbound import notices
-from toolbound.exec.capture import HeadCapture
-from toolbound.exec.reader import WORKERS, StopSignal
-from toolbound.exec.shield import run_unstoppable, wait_stopped
+from toolbound.exec.abort import Abort
+from toolbound.exec.events import CallEvents
+from toolbound.exec.reader import DRAIN_READ_BYTES
+from toolbound.exec.run import Ending, KillPolicy, Outcome, Streams, read_streams, run_tree
+from toolbound.exec.shield import wait_stopped
 from toolbound.exec.stopping import signal_name
 from toolbound.exec.tree import Tree
-from toolbound.jobs.emitter import JobEmitter
 from toolbound.jobs.log import Span, StreamLog
 from toolbound.jobs.models import JobEntry, JobOutputResult, JobPositions, JobState
 from toolbound.jobs.page import StreamPage, page_stream
@@ -58,13 +49,8 @@ from toolbound.linear_regex import LinearRegex
 from toolbound.models.bash import StreamCounts, StreamPair
 from toolbound.results import Stream
 
-# One read of a pipe at most; the pipe itself is 1 MiB (exec.tree).
-READ_BYTES = 256 * 1024
-# After a read that found the pipe less than half this full, a fast stream's
-# pump naps so the pipe fills (as exec.reader does past the capture ceiling).
-_NAP_S = 0.0002
-# How often a stopping tree is rescanned for members that have not exited yet.
-_STOP_POLL_S = 0.01
+# One read of a pipe at most past the live chunks; the pipe itself is 1 MiB (exec.tree).
+READ_BYTES = DRAIN_READ_BYTES
 # An `until` scan reads at most this much of a stream at a time; a scan of more
 # than _SCAN_INLINE_BYTES goes to a worker thread.
 _SCAN_BYTES = 1024 * 1024
@@ -112,87 +98,31 @@ class Waiters:
             event.set()
 
 
-class Pump:
-    """Reads one pipe to EOF (or a stop) into the stream's log, in a thread of its own."""
+class LogSink:
+    """One stream's log as a reader's sink (``exec.reader.Sink``): what is read is
+    appended. A disk that refuses a write stops the log, never the job (its pipe
+    is still drained); ``error`` says why."""
 
-    def __init__(
-        self,
-        fd: int,
-        stream: Stream,
-        log: StreamLog,
-        *,
-        emit: Callable[[Stream, str], None],
-        live: HeadCapture,
-        stop: StopSignal,
-        poke: Callable[[], None],
-        on_done: Callable[[], None],
-    ) -> None:
-        self._fd = fd
-        self._stream: Stream = stream
+    def __init__(self, log: StreamLog) -> None:
         self.log = log
-        self._emit = emit
-        self._live = live
-        self._stop_fd = stop.fd
-        self._poke = poke
-        self._on_done = on_done
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._buf = bytearray(READ_BYTES)
         self.error: OSError | None = None
-        self.finished = threading.Event()
 
-    def start(self) -> None:
-        # On the readers' reusable threads: an idle one takes the pump at once,
-        # where starting a thread waits for it (about 1.5 ms a job here).
-        WORKERS.submit(self._run)
+    def feed(self, data: bytes) -> None:
+        self._append(data, len(data))
 
-    def _run(self) -> None:
-        try:
-            self._pump()
-        finally:
-            os.close(self._fd)
-            self.finished.set()
-            self._poke()
-            self._on_done()
+    def reserve(self, size: int) -> memoryview:
+        return memoryview(self._buf)[: min(size, READ_BYTES)]
 
-    def _pump(self) -> None:
-        poller = select.poll()
-        poller.register(self._fd, select.POLLIN)
-        poller.register(self._stop_fd, select.POLLIN)
-        stop_only = select.poll()
-        stop_only.register(self._stop_fd, select.POLLIN)
-        buf = bytearray(READ_BYTES)
-        while True:
-            try:
-                n = os.readv(self._fd, [buf])
-            except BlockingIOError:
-                if any(fd == self._stop_fd for fd, _ in poller.poll()):
-                    return
-                continue
-            if not n:
-                self._show(b"", final=True)
-                return
-            self._take(buf, n)
-            self._poke()
-            if n < READ_BYTES // 2 and self._live.full:
-                time.sleep(_NAP_S)
-                if stop_only.poll(0):
-                    return
+    def commit(self, n: int) -> None:
+        self._append(self._buf, n)
 
-    def _take(self, buf: bytearray, n: int) -> None:
+    def _append(self, data: bytes | bytearray, n: int) -> None:
         if self.error is None:
             try:
-                self.log.append(buf, n)
+                self.log.append(data, n)
             except OSError as err:
-                # The disk refused: the job goes on (its pipe is still drained), its log stops.
                 self.error = err
-        if not self._live.full:
-            self._show(bytes(memoryview(buf)[:n]), final=False)
-
-    def _show(self, data: bytes, *, final: bool) -> None:
-        """Live chunks to the listeners, up to the capture ceiling, whole characters."""
-        if self._live.full:
-            return
-        text = self._decoder.decode(self._live.feed(data), final=final)
-        self._emit(self._stream, text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +147,7 @@ class Job:
         tree: Tree,
         logs: dict[Stream, StreamLog],
         *,
-        emitter: JobEmitter,
+        emitter: CallEvents,
         limits: Limits,
         timeout_s: float | None,
     ) -> None:
@@ -237,148 +167,67 @@ class Job:
         self.lingering = 0
         self._loop = asyncio.get_running_loop()
         self.waiters = Waiters(self._loop)
-        self._stop_asked = asyncio.Event()
+        self._stop_asked = Abort()
         self._stop_as: JobState = "killed"
-        # How the host stopped it (None: it ended by itself).
-        self._stopped_as: JobState | None = None
-        self._pumps_done = asyncio.Event()
-        self._stop = StopSignal()
+        self.sinks = {stream: LogSink(logs[stream]) for stream in STREAMS}
+        self._streams: Streams | None = None
         self.task: asyncio.Task[None] | None = None
-        remaining = [len(STREAMS)]
-        lock = threading.Lock()
-
-        def on_done() -> None:
-            with lock:
-                remaining[0] -= 1
-                last = remaining[0] == 0
-            if last:
-                with contextlib.suppress(RuntimeError):
-                    self._loop.call_soon_threadsafe(self._pumps_done.set)
-
-        fds = {"stdout": tree.stdout_fd, "stderr": tree.stderr_fd}
-        self.pumps = {
-            stream: Pump(
-                fds[stream],
-                stream,
-                logs[stream],
-                emit=emitter.chunk,
-                live=HeadCapture(
-                    max_bytes=limits.capture_max_bytes, max_lines=limits.capture_max_lines
-                ),
-                stop=self._stop,
-                poke=self.waiters.poke,
-                on_done=on_done,
-            )
-            for stream in STREAMS
-        }
 
     # --- life -----------------------------------------------------------------
 
     def start(self) -> None:
-        """Start the pumps and the job's task (on the loop)."""
+        """Start the readers and the job's task (on the loop)."""
         self.emitter.started()
-        for pump in self.pumps.values():
-            pump.start()
-        self.task = asyncio.create_task(self._run(), name=f"toolbound-{self.job_id}")
+        limits = self.limits
+        self._streams = read_streams(
+            self.tree,
+            (self.sinks["stdout"], self.sinks["stderr"]),
+            emit=self.emitter.chunk,
+            live_bytes=limits.capture_max_bytes,
+            live_lines=limits.capture_max_lines,
+            # Each read's chunk at once (a job's chunks are not coalesced), then
+            # the waiters woken: a JobOutput that returns has its chunks out.
+            interval_s=0.0,
+            chunk_max_bytes=limits.chunk_max_bytes,
+            on_worker=True,
+            on_read=self.waiters.poke,
+            on_done=self.waiters.poke,
+        )
+        self.task = asyncio.create_task(self._run(self._streams), name=f"toolbound-{self.job_id}")
 
     @property
     def running(self) -> bool:
         return self.state == "running"
 
-    async def _run(self) -> None:
-        finished = False
+    async def _run(self, streams: Streams) -> None:
+        outcome: Outcome | None = None
         try:
-            asked = await self._watch()
-            if asked is None:
-                await self._stop_lingering()
-            else:
-                self._stopped_as = asked
-                await self._stop_tree()
-            await self._close_pumps()
-            finished = True
+            outcome = await run_tree(
+                self.tree,
+                streams,
+                timeout_s=self.timeout_s,
+                stop=self._stop_asked,
+                policy=KillPolicy.of(self.limits),
+            )
         finally:
-            if not finished:
-                self._stopped_as = self._stopped_as or "killed"
-                await self._stop_tree()
-                self._abandon_pumps()
-            self._conclude()
+            self._conclude(outcome)
         final = await asyncio.to_thread(self.page, {"stdout": 0, "stderr": 0})
         await self.emitter.finish(final.to_wire())
 
-    async def _watch(self) -> JobState | None:
-        """None when the shell exited; else how it is to be stopped."""
-        asked: asyncio.Future[object] = asyncio.ensure_future(self._stop_asked.wait())
-        pidfd: int | None
-        try:
-            pidfd = os.pidfd_open(self.tree.pid)
-        except OSError:
-            pidfd = None
-        exited: asyncio.Future[object]
-        if pidfd is None:
-            # Kernels without pidfd (before 5.3): a thread waits; stopping reaps the shell.
-            exited = asyncio.ensure_future(asyncio.to_thread(self.tree.wait))
-        else:
-            exited = self._loop.create_future()
-
-            def on_exit() -> None:
-                if not exited.done():
-                    exited.set_result(None)
-
-            self._loop.add_reader(pidfd, on_exit)
-        try:
-            await asyncio.wait(
-                {asked, exited}, timeout=self.timeout_s, return_when="FIRST_COMPLETED"
-            )
-        finally:
-            asked.cancel()
-            if pidfd is not None:
-                self._loop.remove_reader(pidfd)
-                os.close(pidfd)
-        if exited.done():
-            self.tree.wait()
-            return None
-        if not self._stop_asked.is_set():
-            return "timedOut"
-        return self._stop_as
-
-    async def _stop_lingering(self) -> None:
-        """The shell exited: let what still holds its pipes finish briefly, then stop it."""
-        if not self._pumps_done.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._pumps_done.wait(), self.limits.linger_drain_s)
-        if self.tree.lingering():
-            self.lingering = len(await self._stop_tree() - {self.tree.pid})
-
-    async def _stop_tree(self) -> set[int]:
-        limits = self.limits
-        return await run_unstoppable(
-            lambda: self.tree.stop(grace_s=limits.kill_grace_s, poll_s=_STOP_POLL_S)
-        )
-
-    async def _close_pumps(self) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._pumps_done.wait(), self.limits.linger_drain_s)
-        if not self._pumps_done.is_set():
-            self._abandon_pumps()
-            await run_unstoppable(self._join_pumps)
-
-    def _abandon_pumps(self) -> None:
-        self._stop.set()
-
-    def _join_pumps(self) -> None:
-        for pump in self.pumps.values():
-            pump.finished.wait(self.limits.kill_grace_s)
-
-    def _conclude(self) -> None:
+    def _conclude(self, outcome: Outcome | None) -> None:
+        """The job's state from how its run ended (None: it did not finish: killed)."""
         returncode = self.tree.returncode
         self.exit_code = returncode if returncode is not None and returncode >= 0 else None
         self.signal = signal_name(returncode)
-        if self._stopped_as is not None:
-            self.state = self._stopped_as
+        if outcome is None:
+            self.state = "killed"
+        elif outcome.ending is Ending.TIMED_OUT:
+            self.state = "timedOut"
+        elif outcome.ending is Ending.ABORTED:
+            self.state = self._stop_as
         else:
+            self.lingering = outcome.lingering
             self.state = "exited" if self.exit_code is not None else "killed"
-        if all(p.finished.is_set() for p in self.pumps.values()):
-            self._stop.close()
         self.waiters.fire()
 
     def request_stop(self, as_state: JobState = "killed") -> None:
@@ -512,7 +361,7 @@ class Job:
             head_bytes=self.limits.job_log_head_bytes,
             tail_bytes=self.limits.job_log_tail_bytes,
             lingering=self.lingering if not running else 0,
-            log_errors=[(s, str(p.error)) for s, p in self.pumps.items() if p.error is not None],
+            log_errors=[(s, str(k.error)) for s, k in self.sinks.items() if k.error is not None],
             extra=notes,
         )
         return JobOutputResult(

@@ -97,8 +97,8 @@ class JobTable:
 
     async def start(self, args: BashArgs, raw_args: object) -> JobStartResult:
         """Start ``args.command`` as a job; it runs until it ends, is stopped, or the host goes."""
-        from toolbound.exec import sandbox
-        from toolbound.jobs.emitter import JobEmitter
+        from toolbound.exec.events import CallEvents
+        from toolbound.exec.run import spawn
         from toolbound.jobs.job import Job
         from toolbound.jobs.models import JobLogs, JobStartResult
 
@@ -120,16 +120,9 @@ class JobTable:
         job_id = new_job_id()
         logs = self._open_logs(job_id)
         try:
-            tree = await sandbox.spawn(
+            tree = await spawn(
                 args.command, cwd=self.workspace, policy=self.sandbox, scratch=self.scratch
             )
-        except OSError as err:
-            self._drop_logs(job_id, logs)
-            raise ToolError(
-                ErrorCode.NOT_FOUND,
-                f"Could not start bash in the workspace ({err.strerror or err}); "
-                "check that bash is installed and the workspace still exists.",
-            ) from err
         except BaseException:
             self._drop_logs(job_id, logs)
             raise
@@ -145,7 +138,7 @@ class JobTable:
             args.command,
             tree,
             logs,
-            emitter=JobEmitter(call, self._listeners()),
+            emitter=CallEvents(call, self._listeners()),
             limits=self.limits,
             timeout_s=args.timeout,
         )

@@ -1,26 +1,11 @@
 """The Bash tool: run a command, stream it, bound it, and leave nothing behind.
 
-One call is a chain of stages:
-
-1. **spawn**: ``bash -c COMMAND`` in the workspace as a new process tree
-   (``exec.tree``), through ``exec.sandbox.spawn``, the one way in, confined
-   when a sandbox is asked for; one reader per stream (``exec.reader``), which
-   starts on the event loop and moves to a worker thread once its stream is
-   past the capture ceiling.
-2. **watch**: wait for the shell to exit (a pidfd on the loop), the timeout,
-   or an abort.
-3. **stop**: on timeout or abort, stop the whole tree in a worker thread
-   (SIGTERM, grace, SIGKILL, reap: ``Tree.stop``). When the shell exited by
-   itself, drain the pipes for ``linger_drain_s`` and stop whatever it left
-   running. A call cancelled or failing mid-way still stops its tree (on the
-   loop, bounded) before the cancellation goes on.
-4. **close**: wait (bounded) for both readers to reach EOF; a pipe still held
-   open after that is abandoned. The streams close only after the tree is
-   gone, and no chunk is emitted after this stage, so none can follow the
-   result.
-5. **shape**: each stream's capture through ``truncate_to`` (stdout head,
-   stderr tail), spilling the fuller captured copy of a cut stream; invalid
-   UTF-8 is counted for the notice.
+A call runs its command through ``exec.run`` (spawn, watch the deadline and
+the call's abort, stop or reap what lingers, drain: the run a background job
+shares), its two readers feeding this call's captures (stdout's head,
+stderr's tail) and emitting live chunks. Then each stream's capture is shaped
+through ``truncate_to`` (stdout head, stderr tail), spilling the fuller
+captured copy of a cut stream; invalid UTF-8 is counted for the notice.
 
 Under the economy profile (CONTRACT section 8) both streams are captured at
 both ends (``exec.both_ends``: half the capture ceiling each), and shaping
@@ -34,7 +19,6 @@ see is ``totals`` minus what it did.
 
 Pieces:
     run            the tool's entry point
-    Ending         how the shell's run ended
     Shaped         one stream as the result reports it
     shape_stream   a capture -> the model's text (pure but for the spill)
     shape_ends     economy: both ends of a capture -> the model's text
@@ -43,19 +27,13 @@ Pieces:
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
 
 from toolbound import notices
 from toolbound.bounds import Cut, truncate_to
 from toolbound.bounds.headtail import HeadTailBudget, Retained, cut_head_tail, shown_ends
 from toolbound.exec import sandbox
-from toolbound.exec.abort import on_abort
 from toolbound.exec.both_ends import BothEndsCapture
 from toolbound.exec.capture import (
     Captured,
@@ -65,21 +43,17 @@ from toolbound.exec.capture import (
     invalid_utf8_bytes,
     is_utf8,
 )
-from toolbound.exec.reader import StopSignal, StreamReader
-from toolbound.exec.shield import run_unstoppable
+from toolbound.exec.run import Ending, KillPolicy, read_streams, run_tree, spawn
 from toolbound.exec.stopping import signal_name
 from toolbound.exec.tree import Tree
 from toolbound.jobs.models import JobStartResult
 from toolbound.jobs.table import require
 from toolbound.limits import Budget, Keep, Limits
 from toolbound.models.bash import BashArgs, BashResult, SpillPaths, StreamCounts, StreamPair
-from toolbound.results import ErrorCode, Stream, ToolError
+from toolbound.results import Stream
 from toolbound.scratch import Scratch
 from toolbound.shrink import budget_for
 from toolbound.tools import ToolContext
-
-# How often a stopping tree is rescanned for members that have not exited yet.
-_STOP_POLL_S = 0.01
 
 # Economy: ends up to this size are collapsed on the loop, larger ones in a
 # worker thread. Collapsing a progress bar, the worst case, measured 0.29 ms
@@ -88,50 +62,14 @@ _STOP_POLL_S = 0.01
 _SHOW_ON_LOOP_BYTES = 1024
 
 
-class Ending(Enum):
-    EXITED = "exited"
-    TIMED_OUT = "timed out"
-    ABORTED = "aborted"
+@dataclass(frozen=True, slots=True)
+class _Captures:
+    """What a call's readers feed: stdout's and stderr's captures; the economy
+    profile's both-ends captures again as ``ends`` (None under the exact profile)."""
 
-
-@dataclass(slots=True)
-class _Readers:
-    """Both streams' reader threads and the event set when both are done."""
-
-    stdout: StreamReader
-    stderr: StreamReader
-    done: asyncio.Event
-    stop: StopSignal
-    # The economy profile's captures (stdout, stderr), None under the exact profile.
+    stdout: HeadCapture | TailCapture
+    stderr: HeadCapture | TailCapture
     ends: tuple[BothEndsCapture, BothEndsCapture] | None = None
-
-    def join(self, timeout_s: float) -> None:
-        """Block until both readers ended, bounded (in a worker thread)."""
-        self.stdout.join(timeout_s)
-        self.stderr.join(timeout_s)
-
-    def abandon(self) -> None:
-        """Stop reading both pipes now, wherever each reader runs."""
-        self.stop.set()
-        self.stdout.stop()
-        self.stderr.stop()
-
-    def close(self) -> None:
-        """Close the stop descriptor once both readers have ended."""
-        # A reader still running would poll a closed (maybe reused) descriptor:
-        # leak the eventfd instead in that never-seen case.
-        if not (self.stdout.is_alive() or self.stderr.is_alive()):
-            self.stop.close()
-
-    async def wait(self, timeout_s: float) -> bool:
-        """True if both reached their end within ``timeout_s``."""
-        if self.done.is_set():
-            # Most commands: both pipes were at EOF by the time the shell's
-            # exit was seen; no waiting task and loop turn for them.
-            return True
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.done.wait(), timeout_s)
-        return self.done.is_set()
 
 
 async def run(args: BashArgs, ctx: ToolContext) -> BashResult | JobStartResult:
@@ -144,31 +82,34 @@ async def run(args: BashArgs, ctx: ToolContext) -> BashResult | JobStartResult:
     limits = ctx.limits
     timeout_s = args.timeout if args.timeout is not None else limits.bash_timeout_default_s
     started = time.monotonic()
-    shell = await _spawn(args.command, ctx)
-    readers = _start_readers(shell, ctx)
-    finished = False
-    try:
-        ending = await _watch(shell, timeout_s=timeout_s, abort=ctx.abort)
-        stopped = await _stop(shell, ending, readers, limits=limits, abort=ctx.abort)
-        await _close_streams(readers, limits=limits)
-        finished = True
-    finally:
-        if not finished:
-            # Cancelled or failed mid-way: the tree still goes and the readers
-            # are released before the cancellation goes on.
-            await _abandon(shell, readers, limits=limits)
-        readers.close()
-    if readers.ends is None:
-        out, err, invalid = await _shape_exact(readers, ctx)
+    shell = await spawn(
+        args.command, cwd=ctx.roots.workspace, policy=ctx.sandbox, scratch=ctx.scratch
+    )
+    captures = _captures(ctx)
+    streams = read_streams(
+        shell,
+        (captures.stdout, captures.stderr),
+        emit=ctx.emit,
+        live_bytes=limits.capture_max_bytes,
+        live_lines=limits.capture_max_lines,
+        interval_s=limits.chunk_interval_s,
+        chunk_max_bytes=limits.chunk_max_bytes,
+    )
+    outcome = await run_tree(
+        shell, streams, timeout_s=timeout_s, stop=ctx.abort, policy=KillPolicy.of(limits)
+    )
+    ending = outcome.ending
+    if captures.ends is None:
+        out, err, invalid = await _shape_exact(captures, ctx)
         said: list[str] = []
     else:
-        out, err, invalid, said = await _shape_economy(readers.ends, ctx)
+        out, err, invalid, said = await _shape_economy(captures.ends, ctx)
     run_notice = notices.bash_run(
         timed_out=ending is Ending.TIMED_OUT,
         aborted=ending is Ending.ABORTED,
         timeout_s=timeout_s,
         timeout_max_s=limits.bash_timeout_max_s,
-        lingering=len(stopped - {shell.pid}) if ending is Ending.EXITED else 0,
+        lingering=outcome.lingering,
         invalid=invalid.items(),
     )
     bound = sandbox.bound_notice(shell, ctx.sandbox, err.payload)
@@ -184,11 +125,11 @@ async def run(args: BashArgs, ctx: ToolContext) -> BashResult | JobStartResult:
 
 
 async def _shape_exact(
-    readers: _Readers, ctx: ToolContext
+    captures: _Captures, ctx: ToolContext
 ) -> tuple[Shaped, Shaped, dict[Stream, int]]:
     """The seed's shaping: stdout's head and stderr's tail, each to its budget."""
     limits = ctx.limits
-    out_held, err_held = readers.stdout.captured(), readers.stderr.captured()
+    out_held, err_held = captures.stdout.finish(), captures.stderr.finish()
     out_budget, err_budget = _fitted_pair(ctx, limits.shell_stdout, limits.shell_stderr)
     out = await _shaped(out_held, out_budget, "stdout", ctx.scratch, limits=limits)
     err = await _shaped(err_held, err_budget, "stderr", ctx.scratch, limits=limits)
@@ -253,185 +194,23 @@ async def _shape_economy(
     return shaped[0], shaped[1], invalid, said
 
 
-async def _spawn(command: str, ctx: ToolContext) -> Tree:
-    try:
-        return await sandbox.spawn(
-            command, cwd=ctx.roots.workspace, policy=ctx.sandbox, scratch=ctx.scratch
-        )
-    except OSError as err:
-        raise ToolError(
-            ErrorCode.NOT_FOUND,
-            f"Could not start bash in the workspace ({err.strerror or err}); "
-            "check that bash is installed and the workspace still exists.",
-        ) from err
-
-
-def _start_readers(shell: Tree, ctx: ToolContext) -> _Readers:
-    loop = asyncio.get_running_loop()
+def _captures(ctx: ToolContext) -> _Captures:
+    """The captures a call's readers feed: stdout's head and stderr's tail, or
+    under the economy profile both ends of each (half the ceiling each)."""
     limits = ctx.limits
-    done = asyncio.Event()
-    remaining = [2]
-    lock = threading.Lock()
-    stop = StopSignal()
-
-    def on_done() -> None:
-        # One wake-up of the loop per call, from whichever reader ends last;
-        # none at all when that reader ran on the loop (a short command's).
-        with lock:
-            remaining[0] -= 1
-            last = remaining[0] == 0
-        if not last:
-            return
-        if _on_loop(loop):
-            done.set()
-        else:
-            loop.call_soon_threadsafe(done.set)
-
-    def reader(fd: int, stream: Stream, capture: HeadCapture | TailCapture) -> StreamReader:
-        return StreamReader(
-            fd,
-            stream,
-            capture=capture,
-            live=HeadCapture(
-                max_bytes=limits.capture_max_bytes, max_lines=limits.capture_max_lines
-            ),
-            emit=ctx.emit,
-            interval_s=limits.chunk_interval_s,
-            chunk_max_bytes=limits.chunk_max_bytes,
-            stop=stop,
-            on_done=on_done,
+    if ctx.profile == "economy":
+        half = Budget(
+            max_bytes=limits.capture_max_bytes // 2, max_lines=limits.capture_max_lines // 2
         )
+        ends = (BothEndsCapture(head=half, tail=half), BothEndsCapture(head=half, tail=half))
+        return _Captures(ends[0], ends[1], ends)
 
     def seed_capture(keep: Keep) -> HeadCapture | TailCapture:
         return capture_for(
             keep, max_bytes=limits.capture_max_bytes, max_lines=limits.capture_max_lines
         )
 
-    ends: tuple[BothEndsCapture, BothEndsCapture] | None = None
-    captures: tuple[HeadCapture | TailCapture, HeadCapture | TailCapture]
-    if ctx.profile == "economy":
-        half = Budget(
-            max_bytes=limits.capture_max_bytes // 2, max_lines=limits.capture_max_lines // 2
-        )
-        ends = captures = (
-            BothEndsCapture(head=half, tail=half),
-            BothEndsCapture(head=half, tail=half),
-        )
-    else:
-        captures = (seed_capture("head"), seed_capture("tail"))
-    readers = _Readers(
-        reader(shell.stdout_fd, "stdout", captures[0]),
-        reader(shell.stderr_fd, "stderr", captures[1]),
-        done,
-        stop,
-        ends,
-    )
-    readers.stdout.start(loop)
-    readers.stderr.start(loop)
-    return readers
-
-
-def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
-    """Whether this thread is running ``loop`` now."""
-    try:
-        return asyncio.get_running_loop() is loop
-    except RuntimeError:
-        return False
-
-
-async def _watch(shell: Tree, *, timeout_s: float, abort: asyncio.Event) -> Ending:
-    """Wait for the shell to exit, the deadline, or an abort, whichever comes first
-    (an exit seen by then wins): one future, woken by whichever comes."""
-    loop = asyncio.get_running_loop()
-    woken: asyncio.Future[None] = loop.create_future()
-    exited = False
-
-    def wake() -> None:
-        if not woken.done():
-            woken.set_result(None)
-
-    def on_exit() -> None:
-        nonlocal exited
-        exited = True
-        wake()
-
-    deadline = loop.call_later(timeout_s, wake)
-    forget_abort = on_abort(abort, wake)
-    stop_watching = _watch_exit(shell, on_exit)
-    try:
-        await woken
-    finally:
-        deadline.cancel()
-        forget_abort()
-        stop_watching()
-    if exited:
-        # The shell has exited: reap it now, so its status is known.
-        shell.wait()
-        return Ending.EXITED
-    return Ending.ABORTED if abort.is_set() else Ending.TIMED_OUT
-
-
-def _watch_exit(shell: Tree, on_exit: Callable[[], None]) -> Callable[[], None]:
-    """Call ``on_exit`` (on the loop) when the shell exits: a pidfd on the loop, no
-    thread; a waiting thread only on kernels without pidfd (before Linux 5.3).
-    Returns the function that stops watching."""
-    loop = asyncio.get_running_loop()
-    try:
-        pidfd = os.pidfd_open(shell.pid)
-    except OSError:
-        # The thread ends when the shell is reaped, which stopping the tree ensures.
-        waiting = asyncio.ensure_future(asyncio.to_thread(shell.wait))
-        waiting.add_done_callback(lambda _: on_exit())
-        return lambda: None
-    loop.add_reader(pidfd, on_exit)
-
-    def stop() -> None:
-        loop.remove_reader(pidfd)
-        os.close(pidfd)
-
-    return stop
-
-
-async def _stop(
-    shell: Tree, ending: Ending, readers: _Readers, *, limits: Limits, abort: asyncio.Event
-) -> set[int]:
-    """Stop the tree; returns the PIDs that had to be signalled."""
-    if ending is Ending.EXITED and not readers.done.is_set():
-        # Let descendants that still hold the pipes finish writing, briefly.
-        drained: asyncio.Future[object] = asyncio.ensure_future(readers.wait(limits.linger_drain_s))
-        aborted: asyncio.Future[object] = asyncio.ensure_future(abort.wait())
-        await asyncio.wait({drained, aborted}, return_when=asyncio.FIRST_COMPLETED)
-        drained.cancel()
-        aborted.cancel()
-    # procfs reads never wait on a disk: this check stays on the loop, so a
-    # plain `true` does not pay for a thread hop.
-    if ending is Ending.EXITED and not shell.lingering():
-        return set()
-    return await _stop_tree(shell, limits=limits)
-
-
-async def _stop_tree(shell: Tree, *, limits: Limits) -> set[int]:
-    """SIGTERM, grace, SIGKILL, reap: in a worker thread, waited out even if cancelled."""
-    return await run_unstoppable(
-        lambda: shell.stop(grace_s=limits.kill_grace_s, poll_s=_STOP_POLL_S)
-    )
-
-
-async def _abandon(shell: Tree, readers: _Readers, *, limits: Limits) -> None:
-    """A call that did not finish: stop its tree, then release both readers (bounded),
-    off the event loop and waited out through any cancellation."""
-    try:
-        await _stop_tree(shell, limits=limits)
-    finally:
-        readers.abandon()
-        await run_unstoppable(lambda: readers.join(limits.kill_grace_s))
-
-
-async def _close_streams(readers: _Readers, *, limits: Limits) -> None:
-    """Drain both pipes to EOF, bounded; a pipe still held after that is abandoned."""
-    if not await readers.wait(limits.linger_drain_s):
-        readers.abandon()
-        await readers.done.wait()
+    return _Captures(seed_capture("head"), seed_capture("tail"))
 
 
 async def shape_stream(
