@@ -41,6 +41,7 @@ def test_tools_prints_the_definitions_in_each_format(run: Run, tmp_path: Path) -
             "JobStop",
             "ApplyPatch",
             "List",
+            "JobInput",
         ]
         assert all(key in d for d in defs)
 
@@ -105,7 +106,7 @@ def test_text_prints_the_model_text_with_the_same_exit_status(run: Run, tmp_path
     assert (error.returncode, error.stdout) == (
         1,
         "TOOL_UNKNOWN: There is no tool named 'Nope'; the tools are Read, Glob, Grep, Bash, "
-        "Edit, Write, JobOutput, JobStop, ApplyPatch, List.\n",
+        "Edit, Write, JobOutput, JobStop, ApplyPatch, List, JobInput.\n",
     )
     timed_out = run(
         "call", "Bash", '{"command": "sleep 5", "timeout": 1}', "--text", *data, cwd=tmp_path
@@ -149,6 +150,22 @@ def test_a_timed_out_call_exits_1_and_prints_its_bash_result(run: Run, tmp_path:
     result = json.loads(out.stdout)
     assert "error" not in result
     assert (result["stdout"], result["timedOut"]) == ("started\n", True)
+
+
+def test_call_runs_bash_in_a_workdir_and_reaches_jobinput(run: Run, tmp_path: Path) -> None:
+    (tmp_path / "sub dir").mkdir()
+    data = str(tmp_path / "d")
+    args = '{"command": "pwd", "workdir": "sub dir"}'
+    out = run("call", "Bash", args, "--data-dir", data, cwd=tmp_path)
+    assert out.returncode == 0
+    result = json.loads(out.stdout)
+    assert (result["stdout"], result["workdir"]) == (f"{tmp_path / 'sub dir'}\n", "sub dir")
+    # A one-call host has no job of an earlier call: JobInput is reached and says so.
+    out = run(
+        "call", "JobInput", '{"jobId": "job_x", "input": "y"}', "--data-dir", data, cwd=tmp_path
+    )
+    assert out.returncode == 1
+    assert json.loads(out.stdout)["error"]["code"] == "TOOL_JOB_NOT_FOUND"
 
 
 DEEP = "[" * 50_000 + "]" * 50_000

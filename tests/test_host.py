@@ -25,7 +25,7 @@ async def test_an_unknown_tool_is_a_tool_unknown_result(host: ToolHost) -> None:
         "error": {
             "code": "TOOL_UNKNOWN",
             "message": "There is no tool named 'Patch'; the tools are Read, Glob, Grep, Bash, "
-            "Edit, Write, JobOutput, JobStop, ApplyPatch, List.",
+            "Edit, Write, JobOutput, JobStop, ApplyPatch, List, JobInput.",
         }
     }
 
@@ -110,13 +110,14 @@ _STRING_ARGUMENTS: dict[str, dict[str, Any]] = {
     "Read": {"path": "a.txt", "pages": "1"},
     "Glob": {"pattern": "*", "path": "."},
     "Grep": {"pattern": "x", "path": ".", "glob": "*", "type": "py"},
-    "Bash": {"command": "true", "description": "nothing"},
+    "Bash": {"command": "true", "description": "nothing", "workdir": "."},
     "Edit": {"path": "a.txt", "oldString": "a", "newString": "b"},
     "Write": {"path": "a.txt", "content": "b"},
     "JobOutput": {"jobId": "job_x", "until": "x"},
     "JobStop": {"jobId": "job_x"},
     "ApplyPatch": {"patch": "*** Begin Patch\n*** End Patch"},
     "List": {"path": "."},
+    "JobInput": {"jobId": "job_x", "input": "x"},
 }
 
 

@@ -54,8 +54,9 @@ def test_descriptions_carry_the_numbers_and_scoping_parameters() -> None:
         "JobStop",
         "ApplyPatch",
         "List",
+        "JobInput",
     ]
-    read, glob, grep, bash, edit, write, job_output, job_stop, apply_patch, listing = (
+    read, glob, grep, bash, edit, write, job_output, job_stop, apply_patch, listing, job_input = (
         d["description"] for d in defs.values()
     )
     for phrase in ("`offset`", "`limit`", "1-2000", "48KB / 2000 lines", "2000 characters"):
@@ -112,6 +113,24 @@ def test_descriptions_carry_the_numbers_and_scoping_parameters() -> None:
         assert phrase in apply_patch
     for phrase in ("`depth`", "1-5, default 2", "default 200, max 1000", "48KB / 2000 lines"):
         assert phrase in listing
+    # When to use a job, a terminal, input and waiting for the end, with their numbers.
+    for phrase in ("`workdir`", "TOOL_PATH_NOT_ALLOWED", "line-buffered", "`tty: true`"):
+        assert phrase in bash
+    assert "120x40 pseudo-terminal" in bash
+    assert '`waitFor: "exit"`' in bash
+    assert '`waitFor: "exit"`' in job_output
+    for phrase in (
+        "stdin",
+        "`tty: true`",
+        "At most 64KB a call",
+        "`close: true`",
+        "up to 2 s",
+        "pauses for 0.2 s",
+        "TOOL_INVALID_ARGUMENT with its state",
+        "TOOL_JOB_NOT_FOUND",
+        "`background: true`",
+    ):
+        assert phrase in job_input
 
 
 def test_a_smaller_search_budget_bounds_the_edit_diff_in_the_description() -> None:
@@ -176,6 +195,7 @@ def test_the_three_formats_render_the_same_definitions() -> None:
         "JobStop": False,
         "ApplyPatch": False,
         "List": True,
+        "JobInput": False,
     }
 
 
@@ -201,6 +221,7 @@ def test_the_registry_lists_each_tool_once_with_a_runner() -> None:
         "JobStop",
         "ApplyPatch",
         "List",
+        "JobInput",
     )
     assert [d.name for d in tool_defs()] == list(TOOL_NAMES)
     for spec in SPECS:
@@ -233,7 +254,18 @@ def test_the_input_schema_is_derived_from_the_model_and_the_limits_in_force() ->
                 "type": "boolean",
                 "default": False,
                 "description": "Run it as a background job: returns a jobId at once "
-                "(JobOutput, JobStop).",
+                "(JobOutput, JobInput, JobStop).",
+            },
+            "workdir": {
+                "type": "string",
+                "description": "The folder the command starts in, relative to the workspace "
+                "(default: the workspace root); it must be a folder inside the workspace.",
+            },
+            "tty": {
+                "type": "boolean",
+                "default": False,
+                "description": "Background jobs only: run the job on a pseudo-terminal (one "
+                "stream, stdout) for programs that need one (REPLs, prompts, full-screen tools).",
             },
         },
         "required": ["command"],

@@ -276,6 +276,7 @@ _HOMES = {
     "JobSince": "toolbound.models.jobs",
     "JobOutputArgs": "toolbound.models.jobs",
     "JobStopArgs": "toolbound.models.jobs",
+    "JobInputArgs": "toolbound.models.jobs",
 }
 
 

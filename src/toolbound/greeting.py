@@ -60,7 +60,8 @@ _LOOP = (
     'several at once in "edits"; Read the file first), Write (new files) or ApplyPatch '
     "(a patch in Codex's apply_patch format, all files or none); run commands with Bash "
     '(tests, builds), and start long-running ones with "background": true, then read '
-    "them with JobOutput and stop them with JobStop. Results are bounded: a cut result "
+    'them with JobOutput (`waitFor: "exit"` to wait for the end), answer their prompts '
+    "with JobInput and stop them with JobStop. Results are bounded: a cut result "
     "says so and where the rest is (the next offset, or a spill file to Read or Grep)."
 )
 

@@ -144,7 +144,7 @@ class ToolHost:
             session_id=self.session_id,
             limits=self.limits,
             scratch=self.scratch,
-            workspace=self.workspace,
+            roots=self.roots,
             sandbox=self.sandbox,
             listeners=self._call_listeners,
             profile=self.profile,

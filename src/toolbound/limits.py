@@ -172,6 +172,15 @@ class Limits:
     job_timeout_max_s: float = 86400.0
     # How long one JobOutput call may wait for output, the end, or an `until` line.
     job_wait_max_s: float = 300.0
+    # JobInput (CONTRACT section 15): the most it writes a call; how long it waits
+    # for what the job prints after (it returns once that output has paused for
+    # job_input_quiet_s, or the job ended).
+    job_input_max_bytes: int = 64 * KB
+    job_input_wait_s: float = 2.0
+    job_input_quiet_s: float = 0.2
+    # A `tty: true` job's pseudo-terminal: fixed columns and rows.
+    job_tty_columns: int = 120
+    job_tty_rows: int = 40
     # Each stream's log on disk: its first part, then a rolling last part of at
     # least job_log_tail_bytes and at most twice that (the middle is dropped and
     # counted), so a log never exceeds head + 2 * tail (+ one read) bytes.

@@ -86,7 +86,8 @@ class CallListener:
         """The call started (on the event loop, before any of its events)."""
 
     def call_event(self, call: CallStart, event: dict[str, Any]) -> None:
-        """One chunk or result wire event, in ``seq`` order, from any thread."""
+        """One chunk, input (a job's: what JobInput wrote) or result wire event, in
+        ``seq`` order, from any thread."""
 
     async def settle(self, call: CallStart) -> None:
         """Awaited after the result event and before the result is handed out."""

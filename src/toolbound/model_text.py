@@ -74,7 +74,7 @@ def profile_named(name: str) -> Profile:
     raise ValueError(f"unknown profile {name!r}; the profiles are {', '.join(PROFILES)}")
 
 
-JOB_TOOLS = ("JobOutput", "JobStop")
+JOB_TOOLS = ("JobOutput", "JobStop", "JobInput")
 
 NO_FILES = "No files matched."
 NO_MATCHES = "No matches."
@@ -221,6 +221,7 @@ def _stream(label: str, text: str) -> str:
 def _bash(result: dict[str, Any]) -> str:
     return _joined(
         _outcome(result),
+        f"[in {result['workdir']}]" if result.get("workdir") else "",
         _bracketed(result.get("notice")),
         _stream("stdout", result["stdout"]),
         _stream("stderr", result["stderr"]),
@@ -292,8 +293,10 @@ def _job(result: dict[str, Any]) -> str:
     job_id = result["jobId"]
     if "logs" in result:
         logs = result["logs"]
+        where = f", in {result['workdir']}" if result.get("workdir") else ""
+        tty = ", on a terminal (one stream: stdout)" if result.get("tty") else ""
         return _joined(
-            f"[job {job_id} started: pid {result['pid']}, running]",
+            f"[job {job_id} started: pid {result['pid']}, running{where}{tty}]",
             f"stdout log: {logs['stdout']}\nstderr log: {logs['stderr']}",
             _bracketed(result.get("notice")),
         )

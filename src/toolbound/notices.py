@@ -311,6 +311,29 @@ def job_until_unmatched(*, wait_s: float, ended: bool) -> str:
     return f"No line matched `until` within {wait_s:g} s."
 
 
+def job_ended(job_id: str, state: str, exit_code: int | None, signal: str | None) -> str:
+    """JobInput's refusal for a job that is no longer running, with its state."""
+    how = {"exited": "it exited", "killed": "it was killed", "timedOut": "it timed out"}
+    said = how.get(state, state)
+    if signal:
+        said += f" by {signal}"
+    elif exit_code is not None:
+        said += f" with exit status {exit_code}"
+    return (
+        f"Job {job_id} is not running (state {state}: {said}), so it reads no more input. "
+        "Read what it printed with JobOutput, or start it again with Bash and "
+        "`background: true`."
+    )
+
+
+def job_input_short(*, written: int, size: int, wait_s: float) -> str:
+    """JobInput's sentence when the job did not take all of the input."""
+    return (
+        f"Only {written} of the {_plural(size, 'byte')} of input were written: the job did "
+        f"not read the rest within {wait_s:g} s (or closed its stdin). Send the rest later."
+    )
+
+
 def job_one_call() -> str:
     """Bash's notice for a job started by a one-call host (`toolbound call`)."""
     return (

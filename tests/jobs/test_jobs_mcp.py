@@ -1,4 +1,4 @@
-"""Jobs over MCP: the official SDK client lists JobOutput and JobStop, validates their
+"""Jobs over MCP: the official SDK client lists JobOutput, JobInput and JobStop, validates their
 results against their output schemas (``serve --structured``), and a session's end
 stops its jobs."""
 
@@ -67,3 +67,57 @@ async def test_an_mcp_client_lists_and_calls_the_job_tools(tmp_path: Path) -> No
             assert alive(left["pid"])
         # The client left: its MCP session ended, and the session's jobs with it.
         wait_for(lambda: not alive(left["pid"]), "the session's job to be stopped")
+
+
+async def test_an_mcp_client_talks_to_a_job_through_jobinput_and_waits_for_its_end(
+    tmp_path: Path,
+) -> None:
+    ws, data = tmp_path / "ws", tmp_path / "data"
+    (ws / "sub dir").mkdir(parents=True)
+    argv = ["-m", "toolbound", "serve", "--http", "127.0.0.1:0", "--structured"]
+    with serve_process([*argv, "--workspace", str(ws), "--data-dir", str(data)]) as lines:
+        url, token = read_announcement(lines)
+        client = Client(bearer_transport(url, token), mode="legacy", read_timeout_seconds=WAIT_S)
+        async with client:
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+            defs = {d.name: d for d in tool_defs()}
+            assert listed["JobInput"].description == defs["JobInput"].description
+            assert listed["JobInput"].input_schema == defs["JobInput"].input_schema
+            assert listed["JobInput"].output_schema == defs["JobInput"].output_schema
+            # Under serve's default sandbox, in a folder of the workspace.
+            started = await client.call_tool(
+                "Bash",
+                {"command": "pwd; cat; echo eof", "background": True, "workdir": "sub dir"},
+            )
+            job = structured(started)
+            assert job["workdir"] == "sub dir"
+            said = await client.call_tool("JobInput", {"jobId": job["jobId"], "input": "hi\n"})
+            assert said.is_error is False
+            assert "hi\n" in structured(said)["stdout"]
+            assert isinstance(said.content[0], types.TextContent)
+            assert said.content[0].text.startswith(f"[job {job['jobId']} ")
+            await client.call_tool("JobInput", {"jobId": job["jobId"], "input": "", "close": True})
+            done = await client.call_tool(
+                "JobOutput",
+                {
+                    "jobId": job["jobId"],
+                    "since": {"stdout": 0, "stderr": 0},
+                    "waitFor": "exit",
+                    "waitS": WAIT_S,
+                },
+            )
+            assert structured(done)["state"] == "exited"
+            assert structured(done)["stdout"] == f"{ws / 'sub dir'}\nhi\neof\n"
+            # A terminal job, and a refusal of a job that ended.
+            tty = structured(
+                await client.call_tool(
+                    "Bash", {"command": "stty size", "background": True, "tty": True}
+                )
+            )
+            sized = await client.call_tool(
+                "JobOutput", {"jobId": tty["jobId"], "waitFor": "exit", "waitS": WAIT_S}
+            )
+            assert structured(sized)["stdout"] == "40 120\n"
+            late = await client.call_tool("JobInput", {"jobId": tty["jobId"], "input": "x"})
+            assert late.is_error is True
+            assert structured(late)["error"]["code"] == "TOOL_INVALID_ARGUMENT"

@@ -18,7 +18,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from toolbound.greeting import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 
 WAIT_S = 60.0
-TOOLS = 10  # Read, Glob, Grep, Bash, Edit, Write, JobOutput, JobStop, ApplyPatch, List
+TOOLS = 11  # Read, Glob, Grep, Bash, Edit, Write, JobOutput, JobStop, ApplyPatch, List, JobInput
 ENVELOPE = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"},

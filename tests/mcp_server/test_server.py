@@ -45,6 +45,7 @@ async def test_tools_list_serves_the_definitions_without_output_schemas(connect:
             ("JobStop", False),
             ("ApplyPatch", False),
             ("List", True),
+            ("JobInput", False),
         ]
         assert [t.output_schema for t in listed.tools] == [None] * len(listed.tools)
 
@@ -87,7 +88,7 @@ async def test_an_unknown_tool_is_a_tool_unknown_result(connect: Connect) -> Non
         result = await conn.client.call_tool("Patch", {"path": "a.txt"})
         message = (
             "There is no tool named 'Patch'; the tools are Read, Glob, Grep, Bash, Edit, Write, "
-            "JobOutput, JobStop, ApplyPatch, List."
+            "JobOutput, JobStop, ApplyPatch, List, JobInput."
         )
         assert (result.is_error, result.structured_content) == (True, None)
         assert text_of(result) == f"TOOL_UNKNOWN: {message}"

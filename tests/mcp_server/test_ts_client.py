@@ -96,8 +96,9 @@ def assert_report(report: dict[str, Any], rel: str, *, structured: bool) -> None
         "JobStop",
         "ApplyPatch",
         "List",
+        "JobInput",
     ]
-    assert report["outputSchemas"] == (10 if structured else 0)  # every tool
+    assert report["outputSchemas"] == (11 if structured else 0)  # every tool
     calls = report["calls"]
     successes = {name: calls[name]["success"] for name in calls}
     assert all(not s.get("thrown") and not s["isError"] for s in successes.values()), successes

@@ -3,6 +3,7 @@
 Pieces:
     run       the one run of a command: spawn, watch, stop or reap, drain; KillPolicy
     events    one call's numbered events to its listeners (a job's too)
+    buffering a job's line-buffered standard streams (Python, glibc stdio via stdbuf)
     tree      spawn ``bash -c`` (or any argv) as a new tree; ``Tree``, what the Bash tool drives
     guard     the host as child subreaper, the call marker, the guard that kills
               the trees when the host dies

@@ -45,6 +45,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import errno
 import fcntl
 import os
 import queue
@@ -67,6 +68,14 @@ from toolbound.results import Stream
 DRAIN_READ_BYTES = 256 * 1024
 DRAIN_PIPE_BYTES = 1024 * 1024
 DRAIN_NAP_S = 0.0002
+
+
+def _hung_up(err: OSError) -> bytes:
+    """A pseudo-terminal's master reads EIO once no one holds its slave: its end of
+    file (b""); any other error is raised."""
+    if err.errno != errno.EIO:
+        raise err
+    return b""
 
 
 class Sink(Protocol):
@@ -225,6 +234,8 @@ class StreamReader:
             data = os.read(self._fd, self._chunk_max_bytes)
         except BlockingIOError:
             return
+        except OSError as err:
+            data = _hung_up(err)
         if not data:
             self.reached_eof = True
             self._leave_loop()
@@ -281,6 +292,8 @@ class StreamReader:
                 if not self._wait(poller):
                     return
                 continue
+            except OSError as err:
+                data = _hung_up(err)
             if not data:
                 self.reached_eof = True
                 return
@@ -305,6 +318,8 @@ class StreamReader:
                 if not self._wait(poller):
                     return
                 continue
+            except OSError as err:
+                n = len(_hung_up(err))
             if not n:
                 self.reached_eof = True
                 return

@@ -29,6 +29,7 @@ Pieces:
     KillPolicy    how a tree is stopped (re-exported from ``exec.stopping``)
     Ending        how the shell's run ended: exited, timed out, aborted
     Outcome       the ending and the PIDs that had to be stopped
+    workdir_of    a Bash ``workdir`` as a folder descriptor in the workspace, or its TOOL_ error
     spawn         start ``bash -c COMMAND`` (TOOL_NOT_FOUND when bash cannot start)
     Streams       both streams' readers and the event set when both are done
     read_streams  start one reader per stream, each feeding its sink
@@ -41,7 +42,7 @@ import asyncio
 import contextlib
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -52,11 +53,12 @@ from toolbound.exec.capture import HeadCapture
 from toolbound.exec.reader import Sink, StopSignal, StreamReader
 from toolbound.exec.shield import run_unstoppable
 from toolbound.exec.stopping import KillPolicy
-from toolbound.exec.tree import Tree
+from toolbound.exec.tree import NO_STDIO, Stdio, Tree, Workdir
 from toolbound.results import ErrorCode, Stream, ToolError
 
 if TYPE_CHECKING:
     from toolbound.exec.sandbox import SandboxPolicy
+    from toolbound.paths import Roots
     from toolbound.scratch import Scratch
 
 __all__ = [
@@ -67,6 +69,7 @@ __all__ = [
     "read_streams",
     "run_tree",
     "spawn",
+    "workdir_of",
 ]
 
 
@@ -92,25 +95,75 @@ class Outcome:
         return len(self.signalled - {self.shell_pid})
 
 
+@contextlib.contextmanager
+def workdir_of(roots: Roots, workdir: str | None) -> Iterator[Workdir | None]:
+    """The folder ``workdir`` names in the workspace, held by a descriptor for the
+    block (None: the workspace root). Resolved like any path, from the root's
+    descriptor a component at a time (``toolbound.fsroot``): a path or symlink
+    leading out of the workspace is TOOL_PATH_NOT_ALLOWED, a missing folder
+    TOOL_NOT_FOUND, a file TOOL_INVALID_ARGUMENT."""
+    if workdir is None:
+        yield None
+        return
+    with roots.locate(workdir) as located:
+        target, spot = located.target, located.spot
+        if target.root != "workspace":
+            raise ToolError(
+                ErrorCode.PATH_NOT_ALLOWED,
+                f"workdir {workdir} resolves to {target.real}, outside the workspace "
+                f"({roots.workspace}); a command starts in a folder of the workspace. Give "
+                "a workspace-relative folder, or leave `workdir` out for the workspace root.",
+            )
+        if spot.rest:
+            if spot.missing() is None and spot.st is None:
+                raise ToolError(
+                    ErrorCode.NOT_FOUND,
+                    f"workdir {target.shown} does not exist in the workspace; create it "
+                    "(e.g. Bash `mkdir -p`) or give an existing folder (List shows them).",
+                )
+            if spot.missing() is not None:
+                raise ToolError(
+                    ErrorCode.NOT_FOUND,
+                    f"workdir {target.shown} does not exist in the workspace (a folder on "
+                    "its way is missing or is a file); give an existing folder (List shows "
+                    "them).",
+                )
+            raise ToolError(
+                ErrorCode.INVALID_ARGUMENT,
+                f"workdir {target.shown} is a file, not a folder; give the folder a command "
+                "starts in (its parent, perhaps), or leave `workdir` out for the workspace root.",
+            )
+        if target.shown == ".":
+            yield None
+            return
+        yield Workdir(spot.proc_path, target.real, target.shown)
+
+
 async def spawn(
     command: str,
     *,
     cwd: Path,
     policy: SandboxPolicy,
     scratch: Scratch,
-    where: str = "the workspace",
+    workdir: Workdir | None = None,
+    stdio: Stdio = NO_STDIO,
 ) -> Tree:
-    """``bash -c command`` started in ``cwd`` under the sandbox ``policy``;
-    TOOL_NOT_FOUND when bash cannot be started there."""
+    """``bash -c command`` started in ``cwd`` (the workspace; ``workdir`` when given)
+    under the sandbox ``policy``, with a job's ``stdio``; TOOL_NOT_FOUND when bash
+    cannot be started there."""
     from toolbound.exec import sandbox
 
     try:
-        return await sandbox.spawn(command, cwd=cwd, policy=policy, scratch=scratch)
+        return await sandbox.spawn(
+            command, cwd=cwd, policy=policy, scratch=scratch, workdir=workdir, stdio=stdio
+        )
     except OSError as err:
+        where = "the workspace" if workdir is None else workdir.shown
+        folder = "the workspace" if workdir is None else "the folder"
         raise ToolError(
             ErrorCode.NOT_FOUND,
             f"Could not start bash in {where} ({err.strerror or err}); "
-            "check that bash is installed and the workspace still exists.",
+            f"check that bash is installed and {folder} still exists.",
         ) from err
 
 

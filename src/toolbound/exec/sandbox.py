@@ -91,7 +91,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, cast
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -100,7 +100,17 @@ from toolbound.exec.guard import ensure_guard
 from toolbound.exec.members import children_of, read_proc
 from toolbound.exec.pids import PidsGroup, pids_group
 from toolbound.exec.stopping import KillPolicy, send
-from toolbound.exec.tree import KEPT_BACK, Launch, Shell, Tree, spawn_shell, spawn_tree
+from toolbound.exec.tree import (
+    KEPT_BACK,
+    NO_STDIO,
+    Launch,
+    Shell,
+    Stdio,
+    Tree,
+    Workdir,
+    spawn_shell,
+    spawn_tree,
+)
 from toolbound.limits import DEFAULT_LIMITS, human_size
 from toolbound.results import ErrorCode, ToolError
 from toolbound.scratch import Scratch
@@ -128,13 +138,15 @@ SETUP_TIMEOUT_S = 30.0
 # come above 2, where bwrap's monitor closes its copies, so often above 9) and
 # cannot undo the `&` ignoring (`env --default-signal` would cost an exec).
 # $6 $7 are the process and memory bounds (``ulimit -u``, ``ulimit -v`` in KiB).
+# The command's stdin is the keeper's own (/dev/null, or a job's input), kept
+# as {in} since a `&` job's stdin would be /dev/null.
 KEEPER = (
-    'out=$2 err=$3 gr=$4 gw=$5; ulimit -u "$6"; ulimit -v "$7"; '
+    'out=$2 err=$3 gr=$4 gw=$5; ulimit -u "$6"; ulimit -v "$7"; exec {in}<&0; '
     '{ trap - INT QUIT; exec {gw}>&-; read -r -u "$gr" _; '
     "exec {gr}<&-; until read -r c </proc/1/comm && [[ $c == sleep ]]; do :; done; "
-    'exec bash -c "$1" </dev/null >&"$out" 2>&"$err" {out}>&- {err}>&-; } & '
+    'exec bash -c "$1" <&"$in" >&"$out" 2>&"$err" {in}<&- {out}>&- {err}>&-; } & '
     'exec {gr}<&-; echo "$!" >&2; '
-    "exec sleep infinity </dev/null >/dev/null 2>&1 {out}>&- {err}>&- {gw}>&-"
+    "exec sleep infinity </dev/null >/dev/null 2>&1 {in}<&- {out}>&- {err}>&- {gw}>&-"
 )
 
 
@@ -240,10 +252,13 @@ def find_bwrap() -> str | None:
     return os.environ.get(BWRAP_VAR) or shutil.which("bwrap")
 
 
-def bwrap_args(policy: SandboxPolicy, *, cwd: Path, scratch: Path | None) -> list[str]:
+def bwrap_args(
+    policy: SandboxPolicy, *, cwd: Path, scratch: Path | None, chdir: Path | None = None
+) -> list[str]:
     """bwrap's options for ``policy`` (before ``--`` and the command): ``cwd`` is the
     workspace, writable under ``workspace-write``; ``scratch`` this session's
-    scratch dir, bound back read-only inside the masked data dir."""
+    scratch dir, bound back read-only inside the masked data dir; ``chdir`` the
+    folder the command starts in (default: ``cwd``)."""
     args = ["--unshare-user", "--unshare-pid", "--die-with-parent", "--as-pid-1"]
     if not policy.network:
         args.append("--unshare-net")
@@ -281,7 +296,7 @@ def bwrap_args(policy: SandboxPolicy, *, cwd: Path, scratch: Path | None) -> lis
         args += options
     for folder in sealed:
         args += ["--remount-ro", str(folder)]
-    return [*args, "--chdir", str(cwd)]
+    return [*args, "--chdir", str(cwd if chdir is None else chdir)]
 
 
 def keeper_bounds(policy: SandboxPolicy) -> tuple[str, str]:
@@ -442,8 +457,20 @@ def _reap(monitor: Shell, grace_s: float) -> None:
     monitor.proc.wait()
 
 
-async def spawn(command: str, *, cwd: Path, policy: SandboxPolicy, scratch: Scratch) -> Tree:
-    """Start ``bash -c command`` in ``cwd`` as a new tree under ``policy``.
+async def spawn(
+    command: str,
+    *,
+    cwd: Path,
+    policy: SandboxPolicy,
+    scratch: Scratch,
+    workdir: Workdir | None = None,
+    stdio: Stdio = NO_STDIO,
+) -> Tree:
+    """Start ``bash -c command`` in ``cwd`` (the workspace; ``workdir``, a folder in
+    it, when given) as a new tree under ``policy``, with a job's ``stdio``.
+    Unconfined, the shell starts in the folder ``workdir``'s descriptor holds;
+    confined, bwrap changes into its path inside the sandbox, which sees the
+    workspace alone (a folder swapped for a symlink meanwhile leads nowhere else).
 
     The one way a command starts (the Bash tool; background jobs later), so no
     caller can skip the sandbox. ``ToolError(TOOL_SANDBOX_UNAVAILABLE)`` when
@@ -451,11 +478,17 @@ async def spawn(command: str, *, cwd: Path, policy: SandboxPolicy, scratch: Scra
     cannot start unconfined.
     """
     if not policy.confined:
-        return spawn_shell(command, cwd=cwd, keep_back=policy.keep_back)
+        start = cwd if workdir is None else workdir.fd_path
+        return spawn_shell(command, cwd=start, keep_back=policy.keep_back, stdio=stdio)
     bwrap = policy.bwrap
     if bwrap is None:
         raise unavailable(policy, "bubblewrap (bwrap) is not installed (not found on PATH)")
-    options = bwrap_args(policy, cwd=cwd, scratch=scratch.dir if scratch.ensure() else None)
+    options = bwrap_args(
+        policy,
+        cwd=cwd,
+        scratch=scratch.dir if scratch.ensure() else None,
+        chdir=None if workdir is None else workdir.real,
+    )
     bounds = keeper_bounds(policy)
     said_r, said_w = os.pipe()
     gate = os.pipe()
@@ -470,7 +503,9 @@ async def spawn(command: str, *, cwd: Path, policy: SandboxPolicy, scratch: Scra
         ensure_guard()  # the host's guard outlives this tree: never in its group
     try:
         with pids.holding() if pids is not None else contextlib.nullcontext():
-            monitor = spawn_tree(launch, cwd=cwd, keep_back=policy.keep_back)
+            monitor = spawn_tree(
+                launch, cwd=cwd, keep_back=policy.keep_back, stdio=replace(stdio, ctty=False)
+            )
     except OSError as err:
         os.close(said_r)
         if pids is not None:

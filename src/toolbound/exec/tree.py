@@ -9,6 +9,8 @@ way and drives its tree through the same ``Tree`` protocol.
 Pieces:
     Tree              what the Bash tool drives: a Shell here, a sandboxed one in exec.sandbox
     Shell             a spawned shell (its facts: exec.ident.ShellIdent) as a Tree
+    Stdio             a job's extras: its stdin, a pseudo-terminal, variables
+    Workdir           a folder in the workspace a command starts in
     Launch, spawn_tree  start any argv as a new tree (the sandbox starts bwrap so)
     spawn_shell       start ``bash -c COMMAND`` as a new tree
     bash_path         the bash on PATH, looked up once per value of PATH
@@ -23,8 +25,9 @@ import fcntl
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
-from dataclasses import dataclass
+import termios
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -76,6 +79,41 @@ class Shell(ShellIdent):
 
 
 @dataclass(frozen=True, slots=True)
+class Stdio:
+    """What a tree's shell gets besides two fresh output pipes (a job's; a Bash call
+    takes the default: stdin from /dev/null, nothing else).
+
+    ``stdin`` is the descriptor its stdin reads (the read end of the job's input
+    pipe); ``terminal`` a pseudo-terminal's (master, slave): stdin, stdout and
+    stderr all go to the slave, a copy of the master becomes the tree's stdout
+    (its stderr an empty pipe), and the slave becomes the shell's controlling
+    terminal when ``ctty`` (not in the sandbox, whose wrapper would be its
+    session). ``env`` adds variables to its environment. The caller keeps and
+    closes its own descriptors, once the spawn returned or failed.
+    """
+
+    stdin: int = subprocess.DEVNULL
+    terminal: tuple[int, int] | None = None
+    ctty: bool = True
+    env: Mapping[bytes, bytes] = field(default_factory=dict)
+
+
+NO_STDIO = Stdio()
+
+
+@dataclass(frozen=True, slots=True)
+class Workdir:
+    """A folder below the workspace a command starts in: ``fd_path`` is
+    ``/proc/self/fd/N`` of a descriptor the host holds on it (a child started here
+    changes into it), ``real`` its path (a sandbox's ``--chdir``), ``shown`` the
+    workspace-relative name the model sees."""
+
+    fd_path: str
+    real: Path
+    shown: str
+
+
+@dataclass(frozen=True, slots=True)
 class Launch:
     """How to start a tree's root, given the write ends of its two output pipes."""
 
@@ -88,19 +126,28 @@ class Launch:
     executable: str | None = None
 
 
-def spawn_shell(command: str, *, cwd: Path, keep_back: frozenset[bytes] = KEPT_BACK) -> Shell:
+def spawn_shell(
+    command: str,
+    *,
+    cwd: Path | str,
+    keep_back: frozenset[bytes] = KEPT_BACK,
+    stdio: Stdio = NO_STDIO,
+) -> Shell:
     """Start ``bash -c command`` in ``cwd`` as the root of a new tree.
 
-    New session, stdin from /dev/null, all other descriptors closed, both
-    pipes' write ends closed in the host once the child has them. The read
-    ends are non-blocking so a reader can also wait for a stop signal. The
-    variables named in ``keep_back`` are not in its environment.
+    New session, stdin from /dev/null (``stdio`` gives a job its own), all other
+    descriptors closed, both pipes' write ends closed in the host once the
+    child has them. The read ends are non-blocking so a reader can also wait
+    for a stop signal. The variables named in ``keep_back`` are not in its
+    environment. ``cwd`` may be a folder descriptor's ``/proc/self/fd/N``: the
+    child changes into it before it closes the descriptors it does not keep.
     """
     bash = bash_path()
     return spawn_tree(
         lambda out, err: Launch(["bash", "-c", command], out, err, executable=bash),
         cwd=cwd,
         keep_back=keep_back,
+        stdio=stdio,
     )
 
 
@@ -133,46 +180,72 @@ def _forget_bash() -> None:
 def spawn_tree(
     launch_for: Callable[[int, int], Launch],
     *,
-    cwd: Path,
+    cwd: Path | str,
     keep_back: frozenset[bytes] = KEPT_BACK,
+    stdio: Stdio = NO_STDIO,
 ) -> Shell:
     """Start ``launch_for(stdout_w, stderr_w)`` as the root of a new tree, as
-    ``spawn_shell`` does; the sandbox hands its pipes to a wrapper this way."""
+    ``spawn_shell`` does; the sandbox hands its pipes to a wrapper this way.
+    With ``stdio.terminal`` both are the terminal's slave and stdin is too."""
     become_subreaper()
     marker = next_marker()
     env = environment(keep_back)
+    env.update(stdio.env)
     env[MARKER_VAR.encode()] = marker.encode()
-    out_r, out_w = os.pipe()
+    terminal = stdio.terminal
     err_r, err_w = os.pipe()
-    _widen_pipe(out_r)
-    _widen_pipe(err_r)
-    launch = launch_for(out_w, err_w)
+    if terminal is None:
+        out_r, out_w = os.pipe()
+        _widen_pipe(out_r)
+        _widen_pipe(err_r)
+        launch = launch_for(out_w, err_w)
+        stdin = launch.stdin if stdio.stdin == subprocess.DEVNULL else stdio.stdin
+    else:
+        # The tree reads its own copy of the master; the caller keeps (and closes) both.
+        out_r, out_w = os.dup(terminal[0]), terminal[1]
+        launch = launch_for(out_w, out_w)
+        stdin = out_w
+        # Whoever holds the terminal's slave is a member, as a pipe's holder is.
+        slave_name = os.ttyname(out_w)
     try:
         proc = subprocess.Popen(
             launch.argv,
             cwd=cwd,
             env=env,
-            stdin=launch.stdin,
+            stdin=stdin,
             stdout=launch.stdout,
             stderr=launch.stderr,
             pass_fds=launch.pass_fds,
             start_new_session=True,
             close_fds=True,
             executable=launch.executable,
+            preexec_fn=_take_terminal if terminal is not None and stdio.ctty else None,
         )
     except BaseException as err:
-        for fd in (out_r, err_r):
-            os.close(fd)
+        os.close(err_r)
+        os.close(out_r)
         if isinstance(err, OSError) and launch.executable is not None:
             _forget_bash()
         raise
     finally:
-        os.close(out_w)
+        if terminal is None:
+            os.close(out_w)
         os.close(err_w)
     os.set_blocking(out_r, False)
     os.set_blocking(err_r, False)
-    pipes = frozenset(f"pipe:[{os.fstat(fd).st_ino}]" for fd in (out_r, err_r))
-    return Shell(proc, out_r, err_r, f"{MARKER_VAR}={marker}\0".encode(), pipes)
+    if terminal is None:
+        held = [f"pipe:[{os.fstat(fd).st_ino}]" for fd in (out_r, err_r)]
+        if stdio.stdin != subprocess.DEVNULL:
+            held.append(f"pipe:[{os.fstat(stdio.stdin).st_ino}]")
+    else:
+        held = [slave_name, f"pipe:[{os.fstat(err_r).st_ino}]"]
+    return Shell(proc, out_r, err_r, f"{MARKER_VAR}={marker}\0".encode(), frozenset(held))
+
+
+def _take_terminal() -> None:
+    """In the child, after ``setsid``: its stdin, the terminal, becomes its controlling
+    terminal (so the terminal's Ctrl-C reaches its foreground, and /dev/tty opens)."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
 def environment(keep_back: frozenset[bytes] = KEPT_BACK) -> dict[bytes, bytes]:

@@ -21,7 +21,8 @@ someone waits, at most once per loop turn.
 Pieces:
     Waiters  wake the JobOutput calls waiting on a job, from any thread
     LogSink  a reader's sink: the stream's log
-    Job      the process, logs, state; run(), request_stop(), wait_for(), page()
+    Job      the process, logs, stdin, state; start(), request_stop(), send(),
+             wait_for(), wait_exit(), wait_quiet(), page()
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from toolbound import notices
+from toolbound.bounds.terminal import collapse
 from toolbound.exec.abort import Abort
 from toolbound.exec.events import CallEvents
 from toolbound.exec.reader import DRAIN_READ_BYTES
@@ -44,6 +46,7 @@ from toolbound.exec.tree import Tree
 from toolbound.jobs.log import Span, StreamLog
 from toolbound.jobs.models import JobEntry, JobOutputResult, JobPositions, JobState
 from toolbound.jobs.page import StreamPage, page_stream
+from toolbound.jobs.stdin import JobStdin
 from toolbound.limits import Limits
 from toolbound.linear_regex import LinearRegex
 from toolbound.models.bash import StreamCounts, StreamPair
@@ -150,8 +153,10 @@ class Job:
         emitter: CallEvents,
         limits: Limits,
         timeout_s: float | None,
+        stdin: JobStdin,
     ) -> None:
         self.job_id = job_id
+        self.stdin = stdin
         self.command = command
         self.tree = tree
         self.logs = logs
@@ -228,6 +233,7 @@ class Job:
         else:
             self.lingering = outcome.lingering
             self.state = "exited" if self.exit_code is not None else "killed"
+        self.stdin.close()
         self.waiters.fire()
 
     def request_stop(self, as_state: JobState = "killed") -> None:
@@ -246,7 +252,52 @@ class Job:
         for log in self.logs.values():
             log.close()
 
+    # --- input ------------------------------------------------------------------
+
+    async def send(self, text: str, *, close: bool) -> int:
+        """Write ``text`` to the job's stdin (then close it, with ``close``), tell the
+        listeners (an ``input`` event), and return the bytes written."""
+        data = text.encode()
+        written = await self.stdin.write(data, timeout_s=self.limits.job_input_wait_s)
+        if close:
+            self.stdin.close()
+        sent = data[:written].decode("utf-8", "replace")
+        if sent or close:
+            self.emitter.input(sent, close=close)
+        return written
+
     # --- waiting ----------------------------------------------------------------
+
+    async def wait_exit(self, *, wait_s: float, abort: asyncio.Event) -> None:
+        """Wait up to ``wait_s`` for the job to end (JobOutput ``waitFor: exit``)."""
+        deadline = self._loop.time() + wait_s
+        with self.waiters.watch() as woken:
+            while True:
+                woken.clear()
+                remaining = deadline - self._loop.time()
+                if not self.running or abort.is_set() or remaining <= 0:
+                    return
+                await _first_of(woken, abort, timeout_s=remaining)
+
+    async def wait_quiet(self, *, wait_s: float, quiet_s: float, abort: asyncio.Event) -> None:
+        """After input: wait up to ``wait_s`` for what the job prints, returning once it
+        printed and then paused for ``quiet_s``, or ended (JobInput)."""
+        loop = self._loop
+        deadline = loop.time() + wait_s
+        seen = sum(self.logs[s].total_bytes for s in STREAMS)
+        quiet_at: float | None = None
+        with self.waiters.watch() as woken:
+            while True:
+                # Cleared before the logs are looked at: a wake-up after the look is kept.
+                woken.clear()
+                now = loop.time()
+                total = sum(self.logs[s].total_bytes for s in STREAMS)
+                if total > seen:
+                    seen, quiet_at = total, now + quiet_s
+                until = deadline if quiet_at is None else min(deadline, quiet_at)
+                if not self.running or abort.is_set() or now >= until:
+                    return
+                await _first_of(woken, abort, timeout_s=until - now)
 
     async def wait_for(
         self,
@@ -352,6 +403,10 @@ class Job:
         for stream in STREAMS:
             self.logs[stream].remember(pages[stream].next)
         out, err = pages["stdout"], pages["stderr"]
+        stdout = out.cut.payload
+        if self.stdin.tty:
+            # One stream from a terminal: shown as the terminal would show it.
+            stdout = collapse(stdout).text
         # What a log dropped is said while a page's range still reaches back over it.
         dropped = {s: self.logs[s].dropped_after(since[s]) for s in STREAMS}
         notice = notices.job_output(
@@ -369,7 +424,7 @@ class Job:
             state=state,
             exit_code=None if running else self.exit_code,
             signal=None if running else self.signal,
-            stdout=out.cut.payload,
+            stdout=stdout,
             stderr=err.cut.payload,
             next=JobPositions(stdout=out.next, stderr=err.next),
             matched=matched,

@@ -29,6 +29,10 @@ class JobStartResult(WireModel):
     state: Literal["running"]
     pid: int
     logs: JobLogs
+    # The folder it started in, when it is not the workspace root.
+    workdir: str | None = _optional()
+    # True when it runs on a pseudo-terminal (one stream: stdout).
+    tty: bool | None = _optional()
     # Model-facing prose: a job of a one-call host (`toolbound call`) ends with it.
     notice: str | None = _optional()
 

@@ -9,7 +9,7 @@ a Bash call's, carrying the host's marker, so the host's guard kills it
 (``exec.guard``).
 
 Pieces:
-    JobTable  start(), output(), stop(), aclose(); ``ends_with_call`` for one-call hosts
+    JobTable  start(), output(), input(), stop(), aclose(); ``ends_with_call`` for one-call hosts
     new_job_id  a fresh job id
     require     the context's table, or the error of a tool run without a host
 """
@@ -29,6 +29,7 @@ from toolbound.arguments import filled
 from toolbound.limits import Limits
 from toolbound.listeners import JOB_ID_PREFIX, CallListener, CallStart
 from toolbound.model_text import Profile
+from toolbound.paths import Roots
 from toolbound.results import ErrorCode, Stream, ToolError
 from toolbound.scratch import Scratch
 
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from toolbound.jobs.models import JobListResult, JobOutputResult, JobStartResult
     from toolbound.linear_regex import LinearRegex
     from toolbound.models.bash import BashArgs
-    from toolbound.models.jobs import JobOutputArgs
+    from toolbound.models.jobs import JobInputArgs, JobOutputArgs
 
 
 def new_job_id() -> str:
@@ -57,7 +58,7 @@ class JobTable:
         session_id: str,
         limits: Limits,
         scratch: Scratch,
-        workspace: Path,
+        roots: Roots,
         sandbox: SandboxPolicy,
         listeners: Callable[[], tuple[CallListener, ...]],
         profile: Profile = "exact",
@@ -66,7 +67,8 @@ class JobTable:
         self.profile = profile
         self.limits = limits
         self.scratch = scratch
-        self.workspace = workspace
+        self.roots = roots
+        self.workspace = roots.workspace
         self.sandbox = sandbox
         self._listeners = listeners
         self._jobs: collections.OrderedDict[str, Job] = collections.OrderedDict()
@@ -97,10 +99,12 @@ class JobTable:
 
     async def start(self, args: BashArgs, raw_args: object) -> JobStartResult:
         """Start ``args.command`` as a job; it runs until it ends, is stopped, or the host goes."""
+        from toolbound.exec.buffering import line_buffered_env, with_preload
         from toolbound.exec.events import CallEvents
-        from toolbound.exec.run import spawn
+        from toolbound.exec.run import spawn, workdir_of
         from toolbound.jobs.job import Job
         from toolbound.jobs.models import JobLogs, JobStartResult
+        from toolbound.jobs.stdin import JobStdin
 
         if self._closed:
             raise ToolError(
@@ -117,15 +121,25 @@ class JobTable:
                 ),
             )
         await asyncio.to_thread(self._forget_old)
+        env = with_preload(await asyncio.to_thread(line_buffered_env))
         job_id = new_job_id()
         logs = self._open_logs(job_id)
+        stdin = JobStdin.open(tty=args.tty, limits=self.limits)
         try:
-            tree = await spawn(
-                args.command, cwd=self.workspace, policy=self.sandbox, scratch=self.scratch
-            )
+            with workdir_of(self.roots, args.workdir) as workdir:
+                tree = await spawn(
+                    args.command,
+                    cwd=self.workspace,
+                    policy=self.sandbox,
+                    scratch=self.scratch,
+                    workdir=workdir,
+                    stdio=stdin.stdio(env),
+                )
         except BaseException:
+            stdin.abandon()
             self._drop_logs(job_id, logs)
             raise
+        stdin.started()
         call = CallStart(
             session_id=self.session_id,
             tool_call_id=job_id,
@@ -141,6 +155,7 @@ class JobTable:
             emitter=CallEvents(call, self._listeners()),
             limits=self.limits,
             timeout_s=args.timeout,
+            stdin=stdin,
         )
         self._jobs[job_id] = job
         job.start()
@@ -149,6 +164,8 @@ class JobTable:
             state="running",
             pid=tree.pid,
             logs=JobLogs(stdout=str(logs["stdout"].path), stderr=str(logs["stderr"].path)),
+            workdir=None if workdir is None else workdir.shown,
+            tty=args.tty or None,
             notice=notices.job_one_call() if self.ends_with_call else None,
         )
 
@@ -217,11 +234,56 @@ class JobTable:
             )
         until = _compile(args.until)
         wait_s = filled(args.wait_s)
+        if args.wait_for == "exit":
+            await job.wait_exit(wait_s=wait_s, abort=abort)
+            return await self._page(job, since)
         matched = await job.wait_for(since, wait_s=wait_s, until=until, abort=abort)
         notes: tuple[str, ...] = ()
         if until is not None and matched is None:
             notes = (notices.job_until_unmatched(wait_s=wait_s, ended=not job.running),)
         return await self._page(job, since, matched=matched, notes=notes)
+
+    # --- input -----------------------------------------------------------------
+
+    async def input(self, args: JobInputArgs, abort: asyncio.Event) -> JobOutputResult:
+        """Write ``args.input`` to a running job's stdin (then close it with ``close``),
+        wait a moment for what it prints, and page its output as JobOutput would from
+        where the previous JobOutput stopped."""
+        job = self.get(args.job_id)
+        limit = self.limits.job_input_max_bytes
+        size = len(args.input.encode())
+        if size > limit:
+            raise ToolError(
+                ErrorCode.INVALID_ARGUMENT,
+                f"Invalid arguments for JobInput: 'input' is {size} bytes, more than the "
+                f"{limit} bytes ({limit // 1024} KB) one call writes; send it in parts, one "
+                "JobInput call each (or write it to a file with Write and have the job read "
+                "that).",
+            )
+        if not job.running:
+            raise ToolError(
+                ErrorCode.INVALID_ARGUMENT,
+                notices.job_ended(job.job_id, job.state, job.exit_code, job.signal),
+            )
+        if job.stdin.closed:
+            raise ToolError(
+                ErrorCode.INVALID_ARGUMENT,
+                f"Job {job.job_id}'s stdin was closed by an earlier JobInput (`close: true`); "
+                "it reads no more input. Read its output with JobOutput, or stop it with "
+                "JobStop.",
+            )
+        written = await job.send(args.input, close=args.close)
+        notes: tuple[str, ...] = ()
+        if written < size:
+            notes = (
+                notices.job_input_short(
+                    written=written, size=size, wait_s=self.limits.job_input_wait_s
+                ),
+            )
+        await job.wait_quiet(
+            wait_s=self.limits.job_input_wait_s, quiet_s=self.limits.job_input_quiet_s, abort=abort
+        )
+        return await self._page(job, dict(job.cursor), notes=notes)
 
     async def _page(
         self,

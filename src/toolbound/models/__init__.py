@@ -13,5 +13,6 @@ Pieces:
     bash         BashArgs; BashResult (StreamCounts, StreamPair, SpillPaths)
     change       EditArgs (EditOne), WriteArgs; EditResult, WriteResult
     apply_patch  ApplyPatchArgs; ApplyPatchResult (PatchFile, PatchHunk)
-    jobs         JobOutputArgs (JobSince), JobStopArgs (their results: toolbound.jobs.models)
+    jobs         JobOutputArgs (JobSince), JobInputArgs, JobStopArgs (their results:
+                 toolbound.jobs.models)
 """

@@ -31,12 +31,29 @@ class BashArgs(Args):
     )
     background: bool = Field(
         default=False,
-        description="Run it as a background job: returns a jobId at once (JobOutput, JobStop).",
+        description="Run it as a background job: returns a jobId at once (JobOutput, "
+        "JobInput, JobStop).",
+    )
+    workdir: str | None = Field(
+        default=None,
+        min_length=1,
+        description="The folder the command starts in, relative to the workspace (default: "
+        "the workspace root); it must be a folder inside the workspace.",
+    )
+    tty: bool = Field(
+        default=False,
+        description="Background jobs only: run the job on a pseudo-terminal (one stream, "
+        "stdout) for programs that need one (REPLs, prompts, full-screen tools).",
     )
 
     def problem(self) -> str | None:
         if not self.command.strip():
             return "'command' is empty; give the shell command to run"
+        if self.tty and not self.background:
+            return (
+                "'tty' is for background jobs only (a foreground command's stdin is "
+                "/dev/null); add `background: true` and talk to it with JobInput"
+            )
         return None
 
 
@@ -67,5 +84,7 @@ class BashResult(WireModel):
     omitted: StreamPair
     totals: StreamPair
     duration_ms: int
+    # The folder the command started in, when it is not the workspace root.
+    workdir: str | None = _optional()
     # Model-facing prose: a timeout or the processes stopped after the shell exited.
     notice: str | None = _optional()

@@ -1,10 +1,12 @@
-"""JobOutput's and JobStop's arguments (their results: ``toolbound.jobs.models``).
+"""JobOutput's, JobInput's and JobStop's arguments (their results: ``toolbound.jobs.models``).
 
 Pieces:
-    JobSince, JobOutputArgs, JobStopArgs
+    JobSince, JobOutputArgs, JobInputArgs, JobStopArgs
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import Field
 
@@ -40,13 +42,38 @@ class JobOutputArgs(Args):
         description="RE2 regex (Python syntax without backreferences or look-around): wait "
         "until a line of the output matches it.",
     )
+    wait_for: Literal["output", "exit"] = Field(
+        default="output",
+        alias="waitFor",
+        description="`output` (default): return at new output, an `until` line, the end, or "
+        "`waitS`; `exit`: gather the output until the job ends or `waitS` passes.",
+    )
 
     def problem(self) -> str | None:
         if self.job_id is None and (
-            self.since is not None or self.wait_s is not None or self.until is not None
+            self.since is not None
+            or self.wait_s is not None
+            or self.until is not None
+            or self.wait_for != "output"
         ):
-            return "'since', 'waitS' and 'until' need a 'jobId' (leave them all out to list jobs)"
+            return (
+                "'since', 'waitS', 'until' and 'waitFor' need a 'jobId' (leave them all out "
+                "to list jobs)"
+            )
+        if self.wait_for == "exit" and self.until is not None:
+            return "'until' waits for a line, 'waitFor: exit' for the end: give one of them"
         return None
+
+
+class JobInputArgs(Args):
+    job_id: str = Field(alias="jobId", min_length=1, description="The running job.")
+    input: str = Field(
+        description="The text to write to the job's stdin (its terminal with `tty`), as is: "
+        "end a line with \\n to send it."
+    )
+    close: bool = Field(
+        default=False, description="Close the job's stdin after the input (end of file)."
+    )
 
 
 class JobStopArgs(Args):

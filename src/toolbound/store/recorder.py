@@ -244,6 +244,8 @@ class CallRecorder(CallListener):
         self._handles[call.tool_call_id] = handle
 
     def call_event(self, call: CallStart, event: dict[str, Any]) -> None:
+        if event["type"] == "input":
+            return  # a job's input is stored as the JobInput call that wrote it
         handle = self._handles.get(call.tool_call_id)
         if handle is not None:
             handle.event(event)

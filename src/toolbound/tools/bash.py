@@ -1,6 +1,7 @@
 """The Bash tool: run a command, stream it, bound it, and leave nothing behind.
 
-A call runs its command through ``exec.run`` (spawn, watch the deadline and
+A call runs its command (in ``workdir``, a workspace folder held by a
+descriptor, when given) through ``exec.run`` (spawn, watch the deadline and
 the call's abort, stop or reap what lingers, drain: the run a background job
 shares), its two readers feeding this call's captures (stdout's head,
 stderr's tail) and emitting live chunks. Then each stream's capture is shaped
@@ -43,7 +44,7 @@ from toolbound.exec.capture import (
     invalid_utf8_bytes,
     is_utf8,
 )
-from toolbound.exec.run import Ending, KillPolicy, read_streams, run_tree, spawn
+from toolbound.exec.run import Ending, KillPolicy, read_streams, run_tree, spawn, workdir_of
 from toolbound.exec.stopping import signal_name
 from toolbound.exec.tree import Tree
 from toolbound.jobs.models import JobStartResult
@@ -77,14 +78,19 @@ async def run(args: BashArgs, ctx: ToolContext) -> BashResult | JobStartResult:
     ``background``, start it as a job and return at once (``toolbound.jobs``)."""
     if args.background:
         return await require(ctx.jobs).start(
-            args, args.model_dump(by_alias=True, exclude_none=True)
+            args, args.model_dump(by_alias=True, exclude_none=True, exclude_defaults=True)
         )
     limits = ctx.limits
     timeout_s = args.timeout if args.timeout is not None else limits.bash_timeout_default_s
     started = time.monotonic()
-    shell = await spawn(
-        args.command, cwd=ctx.roots.workspace, policy=ctx.sandbox, scratch=ctx.scratch
-    )
+    with workdir_of(ctx.roots, args.workdir) as workdir:
+        shell = await spawn(
+            args.command,
+            cwd=ctx.roots.workspace,
+            policy=ctx.sandbox,
+            scratch=ctx.scratch,
+            workdir=workdir,
+        )
     captures = _captures(ctx)
     streams = read_streams(
         shell,
@@ -121,6 +127,7 @@ async def run(args: BashArgs, ctx: ToolContext) -> BashResult | JobStartResult:
         err,
         notice=notices.join(([run_notice] if run_notice else []) + said),
         duration_ms=int((time.monotonic() - started) * 1000),
+        workdir=None if workdir is None else workdir.shown,
     )
 
 
@@ -330,6 +337,7 @@ def _result(
     *,
     notice: str | None,
     duration_ms: int,
+    workdir: str | None,
 ) -> BashResult:
     returncode = shell.returncode
     exit_code = returncode if ending is Ending.EXITED and returncode is not None else None
@@ -352,4 +360,5 @@ def _result(
         totals=_pair(out.totals, err.totals),
         notice=notice,
         duration_ms=duration_ms,
+        workdir=workdir,
     )

@@ -224,7 +224,22 @@ def _describe_bash(limits: Limits) -> str:
         f"(a dev server, a watcher, a build past {hi:g} s): its `timeout` is then "
         f"{lo:g}-{limits.job_timeout_max_s:g} s with no default, it runs until it ends, "
         f"JobStop, or the session ends; at most {limits.job_max_running} run at once. Read "
-        "its output with JobOutput."
+        "its output with JobOutput." + _describe_bash_0_3(limits)
+    )
+
+
+def _describe_bash_0_3(limits: Limits) -> str:
+    """Bash's working folder, a job's buffering, terminal and input (CONTRACT section 15)."""
+    return (
+        " `workdir`: the workspace folder the command starts in (default the workspace "
+        "root; a folder outside it, or a symlink leading out, is TOOL_PATH_NOT_ALLOWED): "
+        "use it instead of `cd dir &&`. A job's stdout and stderr are line-buffered for "
+        "Python and C stdio programs, so a server's first lines arrive as it prints them. "
+        f"`tty: true` (jobs only) runs the job on a {limits.job_tty_columns}x"
+        f"{limits.job_tty_rows} pseudo-terminal (one stream, stdout; terminal rewrites "
+        "shown collapsed) for programs that need one: REPLs, prompts, full-screen tools. "
+        "Answer a job's prompts with JobInput; wait for a job to finish with JobOutput "
+        '`waitFor: "exit"`.'
     )
 
 
@@ -254,8 +269,28 @@ def _describe_job_output(limits: Limits) -> str:
         'it (returned in `matched`): e.g. `until: "listening on"` to wait for a server. '
         "Returns `state` (running, exited, killed, timedOut), `exitCode`, `signal`, `next`, "
         f"`totals` and `omitted`. Each log keeps {_log_bound(limits)} of its stream and "
-        "counts the bytes and lines it drops between. An invalid regex is "
+        "counts the bytes and lines it drops between. "
+        '`waitFor: "exit"` instead gathers the output until the job ends or `waitS` passes '
+        "(a build or a test run in the background: one call, not one per line); the "
+        "default `output` returns at the first new output. An invalid regex is "
         "TOOL_INVALID_PATTERN, an unknown job TOOL_JOB_NOT_FOUND."
+    )
+
+
+def _describe_job_input(limits: Limits) -> str:
+    return (
+        "Write `input` to a running background job's stdin (its pseudo-terminal when it was "
+        "started with `tty: true`): answer a REPL, a prompt (`read -p`, a confirmation), "
+        "an interactive tool. The text is sent as is: end a line with \\n (a terminal's "
+        "Ctrl-C is \\u0003). At most "
+        f"{format_size(limits.job_input_max_bytes)} a call; `close: true` closes stdin "
+        "after it (end of file). Then waits up to "
+        f"{limits.job_input_wait_s:g} s for what the job prints (returning once it pauses "
+        f"for {limits.job_input_quiet_s:g} s, or the job ends) and returns it as JobOutput "
+        "does, from where the previous JobOutput stopped. A job that has ended is "
+        "TOOL_INVALID_ARGUMENT with its state, an unknown one TOOL_JOB_NOT_FOUND. A "
+        "foreground Bash command's stdin is empty: start a command that reads input with "
+        "`background: true`."
     )
 
 
@@ -458,6 +493,14 @@ SPECS: tuple[ToolSpec, ...] = (
             "depth": Limited(limits.list_depth_default, 1, limits.list_depth_max),
             "limit": Limited(limits.list_limit_default, 1, limits.list_limit_max),
         },
+    ),
+    ToolSpec(
+        name="JobInput",
+        args_model="toolbound.models.jobs:JobInputArgs",
+        result_models=("toolbound.jobs.models:JobOutputResult",),
+        module="toolbound.tools.job_input",
+        describe=_describe_job_input,
+        read_only=False,
     ),
 )
 
