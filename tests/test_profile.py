@@ -30,7 +30,7 @@ async def test_the_host_profile_reaches_listeners_and_the_tool(
     async with ToolHost(
         workspace=tmp_path, data_dir=tmp_path / "d", profile=profile, listeners=[seen]
     ) as host:
-        assert host.profile == profile
+        assert host.profile.name == profile
         events = [e async for e in host.stream("Read", {"path": "a.txt"})]
     assert [c.profile for c in seen.calls] == [profile]
     assert events[-1]["type"] == "result"

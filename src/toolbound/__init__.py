@@ -17,7 +17,7 @@ from toolbound.model_text import model_text
 if _TYPE_CHECKING:
     from toolbound.bounds import Cut, truncate_to
     from toolbound.host import ToolHost
-    from toolbound.limits import DEFAULT_LIMITS, Budget, Limits
+    from toolbound.limits import DEFAULT_LIMITS, Budget, Limits, Profile
     from toolbound.listeners import CallListener, CallStart
     from toolbound.results import ErrorCode, ToolError
     from toolbound.store import (
@@ -39,6 +39,7 @@ __all__ = [
     "Cut",
     "ErrorCode",
     "Limits",
+    "Profile",
     "Session",
     "SessionError",
     "SessionStore",
@@ -59,6 +60,7 @@ _HOMES = {
     "DEFAULT_LIMITS": "toolbound.limits",
     "Budget": "toolbound.limits",
     "Limits": "toolbound.limits",
+    "Profile": "toolbound.limits",
     "CallListener": "toolbound.listeners",
     "CallStart": "toolbound.listeners",
     "ErrorCode": "toolbound.results",

@@ -41,12 +41,12 @@ from toolbound.exec.shield import wait_stopped
 from toolbound.fit import NO_FIT, Fit
 from toolbound.gauge import ContextGauge
 from toolbound.jobs.table import JobTable
-from toolbound.limits import DEFAULT_LIMITS, Limits
+from toolbound.limits import DEFAULT_LIMITS, Limits, Profile, profile_named
 from toolbound.listeners import CallListener, CallStart, all_settled, tell
-from toolbound.model_text import profile_named
 from toolbound.paths import Roots, default_data_dir, path_error
 from toolbound.results import ChunkEvent, ResultEvent, Stream, ToolError, WireModel
 from toolbound.scratch import LiveLock, Scratch, check_session_id, sweep
+from toolbound.shrink import Budgets
 from toolbound.store import (
     CallRecorder,
     SessionError,
@@ -148,7 +148,6 @@ class _EventSink:
                 tool_call_id,
                 seq,
                 result,
-                profile=self._call.profile,
                 fit=self._call.fit,
                 wire=True,
             ),
@@ -202,10 +201,10 @@ class ToolHost:
     ``listeners`` see every call (``toolbound.listeners``); each call keeps
     the ones listening when it started.
 
-    ``profile`` is the result profile (CONTRACT section 8): ``"exact"``, the
-    seed's table, or ``"economy"``. ``context_window`` is the model's context
+    ``profile`` is the result profile (CONTRACT section 8), a ``Profile`` or its
+    name: ``"exact"``, the seed's table, or ``"economy"``. ``context_window`` is the model's context
     in tokens and ``context_used(tokens)`` reports how much of it is in use;
-    the economy profile's budgets shrink as it fills.
+    a profile that ``shrinks`` (economy) shrinks its budgets as it fills.
 
     ``warm`` imports every tool's module as the host starts, so no call pays
     an import; False leaves each to its tool's first call (``toolbound call``,
@@ -224,7 +223,7 @@ class ToolHost:
         network: bool = True,
         store: str | Path | None = None,
         listeners: Iterable[CallListener] = (),
-        profile: str = "exact",
+        profile: Profile | str = "exact",
         context_window: int | None = None,
         warm: bool = True,
         keep_env_back: Iterable[str] = (),
@@ -278,7 +277,7 @@ class ToolHost:
             workspace=self.workspace,
             sandbox=self.sandbox,
             listeners=self._call_listeners,
-            profile=self.profile,
+            profile=self.profile.name,
         )
 
     def _hidden(self) -> tuple[Path, ...]:
@@ -485,12 +484,12 @@ class ToolHost:
             tool_call_id=tool_call_id or f"call_{os.urandom(8).hex()}",
             tool=name,
             args=args,
-            profile=self.profile,
+            profile=self.profile.name,
             fit=fit,
         )
         store = self._store
-        if self.profile == "economy" and self.gauge.window and not self.gauge.reported and store:
-            # The economy budgets follow the session's own context until the caller reports.
+        if self.profile.shrinks and self.gauge.window and not self.gauge.reported and store:
+            # Shrinking budgets follow the session's own context until the caller reports.
             await asyncio.to_thread(estimate_context, self.gauge, store, self.session_id)
         listeners = self._call_listeners()
         sink = _EventSink(asyncio.get_running_loop(), call, listeners)
@@ -503,9 +502,7 @@ class ToolHost:
             abort=Abort(),
             sandbox=self.sandbox,
             record=self.record_of(reader),
-            profile=self.profile,
-            gauge=self.gauge,
-            fit=fit,
+            budgets=Budgets.for_call(self.limits, self.profile, gauge=self.gauge, fit=fit),
             jobs=self.jobs,
         )
         for listener in listeners:

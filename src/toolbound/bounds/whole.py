@@ -1,6 +1,6 @@
 """The last guard of a fit: a result's whole model text kept within the client's cap.
 
-The tools already cut to budgets shrunk to the cap (``shrink.budget_for``);
+The tools already cut to budgets shrunk to the cap (``shrink.Budgets``);
 what their markers, notices and labels add can still pass it. This guard
 makes sure the harness never cuts: a text over the cap keeps its first and
 last whole lines, half the room each, with ``markers.fit_marker`` between. The

@@ -61,7 +61,6 @@ class JobEmitter:
                 self.call.tool_call_id,
                 self._seq,
                 result,
-                profile=self.call.profile,
             )
             self._seq += 1
             for listener in self._listeners:

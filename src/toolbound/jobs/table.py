@@ -25,9 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolbound import notices
-from toolbound.limits import Limits
+from toolbound.limits import Limits, ProfileName
 from toolbound.listeners import JOB_ID_PREFIX, CallListener, CallStart
-from toolbound.model_text import Profile
 from toolbound.results import ErrorCode, Stream, ToolError
 from toolbound.scratch import Scratch
 
@@ -59,7 +58,7 @@ class JobTable:
         workspace: Path,
         sandbox: SandboxPolicy,
         listeners: Callable[[], tuple[CallListener, ...]],
-        profile: Profile = "exact",
+        profile: ProfileName = "exact",
     ) -> None:
         self.session_id = session_id
         self.profile = profile

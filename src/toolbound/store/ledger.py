@@ -47,7 +47,7 @@ from typing import Any, cast
 
 from toolbound.fit import Fit
 from toolbound.listeners import is_job_call
-from toolbound.model_text import Profile, model_text
+from toolbound.model_text import model_text
 from toolbound.store.conn import Conn
 from toolbound.store.tokens import estimate_tokens
 
@@ -179,7 +179,7 @@ def read_ledger(conn: Conn, session_id: str) -> dict[str, Any]:
     tools: dict[str, dict[str, int]] = {}
     total = _zero()
     for row in rows:
-        call_id, tool, started_at, profile, client, fit_bytes, fit_lines = row[:7]
+        call_id, tool, started_at, _profile, client, fit_bytes, fit_lines = row[:7]
         tokens, size, elided, spilled, reread, result = row[7:]
         if is_job_call(call_id):
             continue  # a job's own output: the model reads it through JobOutput calls
@@ -187,7 +187,7 @@ def read_ledger(conn: Conn, session_id: str) -> dict[str, Any]:
             figures = Measure(tokens, size, elided, spilled, bool(reread))
         elif result is not None:
             fit = Fit(client, fit_bytes, fit_lines)
-            figures = _measured_now(tool, json.loads(result), profile, fit)
+            figures = _measured_now(tool, json.loads(result), fit)
         else:
             continue  # no result yet: nothing reached the model
         entry = {
@@ -217,7 +217,7 @@ def read_ledger(conn: Conn, session_id: str) -> dict[str, Any]:
     }
 
 
-def _measured_now(tool: str, result: dict[str, Any], profile: str, fit: Fit) -> Measure:
+def _measured_now(tool: str, result: dict[str, Any], fit: Fit) -> Measure:
     """A call recorded before the ledger: measured from its stored result."""
-    text = model_text(tool, result, profile=cast(Profile, profile), fit=fit)
+    text = model_text(tool, result, fit=fit)
     return measure(tool, result, text)

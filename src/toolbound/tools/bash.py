@@ -75,7 +75,6 @@ from toolbound.limits import Budget, Keep, Limits
 from toolbound.models.bash import BashArgs, BashResult, SpillPaths, StreamCounts, StreamPair
 from toolbound.results import ErrorCode, Stream, ToolError
 from toolbound.scratch import Scratch
-from toolbound.shrink import budget_for
 from toolbound.tools import ToolContext
 
 # How often a stopping tree is rescanned for members that have not exited yet.
@@ -189,22 +188,11 @@ async def _shape_exact(
     """The seed's shaping: stdout's head and stderr's tail, each to its budget."""
     limits = ctx.limits
     out_held, err_held = readers.stdout.captured(), readers.stderr.captured()
-    out_budget, err_budget = _fitted_pair(ctx, limits.shell_stdout, limits.shell_stderr)
+    out_budget, err_budget = (stream.budget for stream in ctx.budgets.streams(limits))
     out = await _shaped(out_held, out_budget, "stdout", ctx.scratch, limits=limits)
     err = await _shaped(err_held, err_budget, "stderr", ctx.scratch, limits=limits)
     invalid = await _invalid_bytes(out_held, err_held)
     return out, err, invalid
-
-
-def _fitted_pair(ctx: ToolContext, out: Budget, err: Budget) -> tuple[Budget, Budget]:
-    """The seed's stream budgets within the client's per-result cap (``ctx.fit``), which
-    the two streams share in proportion to their budgets; unchanged without a cap."""
-    if not ctx.fit.capped:
-        return out, err
-    out_share = out.max_bytes / (out.max_bytes + err.max_bytes)
-    fitted_out, _ = budget_for(ctx, "Bash stdout", out, share=out_share)
-    fitted_err, _ = budget_for(ctx, "Bash stderr", err, share=1.0 - out_share)
-    return fitted_out, fitted_err
 
 
 async def _shaped(
@@ -223,33 +211,26 @@ async def _shape_economy(
 ) -> tuple[Shaped, Shaped, dict[Stream, int], list[str]]:
     """The economy profile's shaping: both ends of each stream as a terminal shows
     them, cut to the (maybe shrunken) economy budgets; the notice sentences it adds."""
-    economy = ctx.limits.economy
     said: list[str] = []
     shaped: list[Shaped] = []
     invalid: dict[Stream, int] = {}
-    streams: tuple[tuple[Stream, Budget, float], ...] = (
-        ("stdout", economy.shell_stdout, economy.stdout_head_share),
-        ("stderr", economy.shell_stderr, economy.stderr_head_share),
-    )
-    total_bytes = economy.shell_stdout.max_bytes + economy.shell_stderr.max_bytes
-    for capture, (label, base, head_share) in zip(ends, streams, strict=True):
-        # The two streams share the client's cap in proportion to their budgets.
-        share = base.max_bytes / total_bytes
-        budget, shrunk = budget_for(ctx, f"Bash {label}", base, share=share)
+    labels: tuple[Stream, Stream] = ("stdout", "stderr")
+    streams = ctx.budgets.streams(ctx.limits)
+    for capture, label, stream in zip(ends, labels, streams, strict=True):
         raw = capture.retained()
-        stream, collapsed = await shape_ends(
+        shaped_stream, collapsed = await shape_ends(
             raw,
-            HeadTailBudget.split(budget, head_share=head_share),
+            HeadTailBudget.split(stream.budget, head_share=stream.head_share),
             label,
             ctx.scratch,
             limits=ctx.limits,
         )
-        shaped.append(stream)
+        shaped.append(shaped_stream)
         invalid[label] = _invalid_in_ends(raw)
         if collapsed:
             said.append(notices.collapsed(label, collapsed))
-        if shrunk and stream.truncated:
-            said.append(shrunk)
+        if stream.sentence and shaped_stream.truncated:
+            said.append(stream.sentence)
     return shaped[0], shaped[1], invalid, said
 
 
@@ -309,7 +290,8 @@ def _start_readers(shell: Tree, ctx: ToolContext) -> _Readers:
 
     ends: tuple[BothEndsCapture, BothEndsCapture] | None = None
     captures: tuple[HeadCapture | TailCapture, HeadCapture | TailCapture]
-    if ctx.profile == "economy":
+    out, err = ctx.budgets.profile.streams(limits)
+    if out.keep == err.keep == "both":
         half = Budget(
             max_bytes=limits.capture_max_bytes // 2, max_lines=limits.capture_max_lines // 2
         )

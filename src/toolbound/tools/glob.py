@@ -27,7 +27,7 @@ from toolbound.search.ranking import fit_page, item_size
 from toolbound.search.rg import base_args, raise_if_fatal
 from toolbound.search.scope import Scope, resolve_scope
 from toolbound.search.select import FileSelection
-from toolbound.shrink import noted, search_page
+from toolbound.shrink import SearchPage, noted
 from toolbound.tools import ToolContext
 
 
@@ -40,21 +40,24 @@ def _glob(pattern: str, scope: Scope) -> str:
 
 
 async def run(args: GlobArgs, ctx: ToolContext) -> GlobResult:
-    # Under the economy profile the page and its budget shrink as the context fills.
-    ctx, limit, shrunk = search_page(ctx, "Glob", args.limit or ctx.limits.glob_limit_default)
-    return noted(await _search(args, ctx, limit), shrunk)
+    # The page and its budget are the profile's, shrunk as the context fills.
+    limit = args.limit or ctx.limits.glob_limit_default
+    page = ctx.budgets.search_page(ctx.limits, "Glob", limit)
+    return noted(await _search(args, ctx, page), page.sentence)
 
 
-async def _search(args: GlobArgs, ctx: ToolContext, limit: int) -> GlobResult:
+async def _search(args: GlobArgs, ctx: ToolContext, page: SearchPage) -> GlobResult:
     scope = await asyncio.to_thread(resolve_scope, ctx.roots, args.path)
     try:
-        return await _search_in(args, ctx, limit, scope)
+        return await _search_in(args, ctx, page, scope)
     finally:
         scope.close()
 
 
-async def _search_in(args: GlobArgs, ctx: ToolContext, limit: int, scope: Scope) -> GlobResult:
-    limits = ctx.limits
+async def _search_in(
+    args: GlobArgs, ctx: ToolContext, page: SearchPage, scope: Scope
+) -> GlobResult:
+    limits, limit, budget = ctx.limits, page.entries, page.budget
     if scope.is_file:
         raise ToolError(
             ErrorCode.INVALID_ARGUMENT,
@@ -94,7 +97,7 @@ async def _search_in(args: GlobArgs, ctx: ToolContext, limit: int, scope: Scope)
             raise_to = limits.glob_limit_max if can_raise else None
             sentences.append(notices.more_files(shown=n, raise_to=raise_to))
             if fit_stop in ("bytes", "lines"):
-                sentences.append(notices.budget_reached(limits.search))
+                sentences.append(notices.budget_reached(budget))
         if found.outcome.skipped_paths:
             sentences.append(
                 notices.skipped_paths(
@@ -108,4 +111,4 @@ async def _search_in(args: GlobArgs, ctx: ToolContext, limit: int, scope: Scope)
             notice=notices.join(sentences),
         )
 
-    return fit_page(build, shown, head_limit=limit, budget=limits.search, cost=item_size)
+    return fit_page(build, shown, head_limit=limit, budget=budget, cost=item_size)
