@@ -5,15 +5,18 @@ counts are. It says why a result stopped and the next step: the next
 ``offset``, a narrower path, how many lines were clipped, what was skipped.
 Each function takes the facts the tool found and returns its sentences;
 which sentences a result needs is still the tool's choice (Read's window in
-bounds/paging.py, a Grep page in search/page_notice.py, Glob and Bash in
-their tools). Markers inside a payload are not notices: bounds/markers.py.
+bounds/paging.py, a Grep page in search/page_notice.py, Bash in its tool);
+Glob's page is worded here whole (``glob_page``). Markers inside a payload
+are not notices: bounds/markers.py.
 
 Pieces:
     read_window     Read: the window shown, what stopped it, clips, replaced bytes
+    read_aborted    Read: aborted while counting lines to its offset
     read_unchanged  Read (economy): the window is as an earlier call in context shows it
     read_clipped_grep  Read (economy): Grep reaches the rest of a clipped line
     next_page       Grep: "Showing entries 1-200; more exist: call again with offset 200 …"
     GREP_NARROW     what a Grep call can narrow to see less
+    glob_page       Glob: a page's notice (stopped, more files, the budget, skipped paths)
     more_files      Glob's "more files matched: narrow pattern or path"
     budget_reached  Grep/Glob: which result budget cut the page
     clipped_lines   Grep: "N lines were clipped at 2000 characters."
@@ -115,6 +118,14 @@ def read_window(
     return " ".join(said + repairs)
 
 
+def read_aborted(*, offset: int, counted: int) -> str:
+    """Read's notice for a call aborted while counting its way to ``offset``."""
+    return (
+        f"Read was aborted while counting lines to offset {offset} ({counted} "
+        "counted so far, and kept). Call Read again with the same offset to continue."
+    )
+
+
 def read_unchanged(*, call_id: str, offset: int, line_count: int, next_offset: int | None) -> str:
     """Read's notice for a re-read the economy profile answers with ``unchanged``: the
     earlier call whose result shows the window, and how to have the text again."""
@@ -161,6 +172,33 @@ def more_files(*, shown: int, raise_to: int | None) -> str:
         f"Showing the {shown} newest matching files; more matched: {step} `pattern` or "
         "`path` to see the others."
     )
+
+
+def glob_page(
+    *,
+    shown: int,
+    more: bool,
+    raise_to: int | None,
+    budget_stopped: bool,
+    budget: Budget,
+    stopped_by: str | None,
+    timeout_s: float,
+    skipped: int,
+    first_skipped: str | None,
+) -> str | None:
+    """Glob's notice for a page of ``shown`` files: the walk's stop (``stopped_by``:
+    ``timeout`` or ``abort``), more files matched (``raise_to``: see ``more_files``)
+    and whether the ``budget`` cut the page, the paths that could not be read."""
+    sentences: list[str] = []
+    if stopped_by is not None:
+        sentences.append(stopped(stopped_by, timeout_s=timeout_s))
+    if more:
+        sentences.append(more_files(shown=shown, raise_to=raise_to))
+        if budget_stopped:
+            sentences.append(budget_reached(budget))
+    if skipped:
+        sentences.append(skipped_paths(skipped, first=first_skipped))
+    return join(sentences)
 
 
 def budget_reached(budget: Budget) -> str:

@@ -22,8 +22,8 @@ I/O):
    and a true suffix of the stream (invalid UTF-8 shown as U+FFFD), and each
    end stays within its budget after that repair.
 
-The markers follow the seed's vocabulary (``markers.py``), with the cut named
-where it happened::
+The markers (``markers.head_tail_marker``, ``markers.gap_marker``) follow the
+seed's vocabulary, with the cut named where it happened::
 
     [truncated: kept the first 120 and the last 240 of 300001 lines; 299641 lines
     (1986850 bytes) cut here; limit 360 lines / 16KB. Full output saved to <path>
@@ -47,7 +47,6 @@ Pieces:
     shown_ends      Retained raw bytes -> Retained as a terminal shows them, and the bytes elided
     HeadTailCut     what cut_head_tail kept, the record of the cut, the payload
     cut_head_tail   Retained (or bytes) + budget -> HeadTailCut
-    head_tail_marker, gap_marker  the marker strings
 """
 
 from __future__ import annotations
@@ -57,11 +56,12 @@ import collections
 import dataclasses
 from dataclasses import dataclass
 
-from toolbound.bounds.markers import _where_the_rest_is
+from toolbound.bounds.markers import gap_marker, head_tail_marker
 from toolbound.bounds.newlines import count_newlines, nth_newline, nth_newline_from_end
 from toolbound.bounds.terminal import collapse
-from toolbound.bounds.truncate import _prefix_end, _suffix_start, count_lines
-from toolbound.limits import Budget, format_size
+from toolbound.bounds.truncate import count_lines
+from toolbound.bounds.utf8 import prefix_end, suffix_start, utf8_len
+from toolbound.limits import Budget
 
 _NL = 0x0A
 
@@ -338,7 +338,19 @@ class HeadTailCut:
         """The marker that stands between the ends, or None when nothing was cut."""
         if not self.truncated:
             return None
-        return head_tail_marker(self)
+        return head_tail_marker(
+            head_lines=self.head_lines,
+            tail_lines=self.tail_lines,
+            head_bytes=self.head_bytes,
+            tail_bytes=self.tail_bytes,
+            cut_lines=self.cut_lines,
+            cut_bytes=self.cut_bytes,
+            total_lines=self.total_lines,
+            total_bytes=self.total_bytes,
+            whole_lines=self.whole_lines,
+            limit=self.budget.label,
+            spill_path=self.spill_path,
+        )
 
     @property
     def payload(self) -> str:
@@ -354,37 +366,6 @@ class HeadTailCut:
         return dataclasses.replace(self, spill_path=spill_path)
 
 
-def head_tail_marker(cut: HeadTailCut) -> str:
-    """The marker between a cut's ends (module docstring)."""
-    where = _where_the_rest_is(cut.spill_path)
-    limit = cut.budget.label
-    if cut.whole_lines:
-        return (
-            f"[truncated: kept the first {cut.head_lines} and the last {cut.tail_lines} of "
-            f"{cut.total_lines} lines; {cut.cut_lines} lines ({cut.cut_bytes} bytes) cut here; "
-            f"limit {limit}. {where}]"
-        )
-    if cut.total_lines <= 1:
-        whole = f"a single {cut.total_bytes}-byte line"
-    else:
-        whole = f"{cut.total_bytes} bytes in {cut.total_lines} lines"
-    return (
-        f"[truncated: kept the first {cut.head_bytes} and the last {cut.tail_bytes} bytes of "
-        f"{whole}; {cut.cut_bytes} bytes cut here; limit {limit}. {where}]"
-    )
-
-
-def gap_marker(
-    *, dropped_bytes: int, dropped_newlines: int, head_ceiling_bytes: int, tail_ceiling_bytes: int
-) -> str:
-    """The line a spill holds where its capture dropped the middle of the stream."""
-    return (
-        f"[truncated: {dropped_bytes} bytes ({dropped_newlines} lines) not kept here; "
-        f"the capture keeps the first {format_size(head_ceiling_bytes)} and the last "
-        f"{format_size(tail_ceiling_bytes)}.]"
-    )
-
-
 def cut_head_tail(
     source: Retained | bytes, *, budget: HeadTailBudget, spill_path: str | None = None
 ) -> HeadTailCut:
@@ -397,7 +378,7 @@ def cut_head_tail(
     if kept.dropped_bytes == 0:
         data = kept.head + kept.tail
         text = data.decode("utf-8", "replace")
-        if count_lines(data) <= budget.max_lines and _utf8_len(text) <= budget.max_bytes:
+        if count_lines(data) <= budget.max_lines and utf8_len(text) <= budget.max_bytes:
             return _uncut(text, len(data), total_lines, budget, spill_path)
         head_end, head, head_whole = _fit_head(data, budget.head, at_end=True)
         rest = data[head_end:]
@@ -458,16 +439,12 @@ def _uncut(
     )
 
 
-def _utf8_len(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
-
-
 def _decoded_within(part: bytes, max_bytes: int) -> tuple[str, int]:
     """``part`` as text, and how far its U+FFFD repairs carry it past ``max_bytes``."""
     text = part.decode("utf-8", "replace")
     if "\ufffd" not in text:
         return text, 0
-    return text, _utf8_len(text) - max_bytes
+    return text, utf8_len(text) - max_bytes
 
 
 def _fit_head(data: bytes, budget: Budget, *, at_end: bool) -> tuple[int, str, bool]:
@@ -489,7 +466,7 @@ def _fit_head(data: bytes, budget: Budget, *, at_end: bool) -> tuple[int, str, b
         else:
             end = data.rfind(b"\n", 0, window) + 1
         if end == 0 and data:
-            end, whole = _prefix_end(data, window), False
+            end, whole = prefix_end(data, window), False
         text, excess = _decoded_within(data[:end], budget.max_bytes)
         if excess <= 0:
             return end, text, whole
@@ -519,7 +496,7 @@ def _fit_tail(data: bytes, budget: Budget, *, at_line_start: bool) -> tuple[int,
             if first >= 0:
                 start = first + 1
             else:
-                start, whole = _suffix_start(data, window_start), False
+                start, whole = suffix_start(data, window_start), False
         text, excess = _decoded_within(data[start:], budget.max_bytes)
         if excess <= 0:
             return start, text, whole

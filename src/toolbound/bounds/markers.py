@@ -7,6 +7,8 @@ themselves: they describe the cut and call one of these.
 Pieces:
     lines_marker        "[truncated: kept the first/last N of M lines; ...]"
     single_line_marker  "[truncated: no complete line fits the ...]"
+    head_tail_marker    "[truncated: kept the first N and the last M of T lines; ... cut here; ...]"
+    gap_marker          "[truncated: N bytes (M lines) not kept here; ...]" (a both-ends spill)
     fit_marker          "[... cut here so this result fits ...]" (the last guard of a fit)
     CHECKPOINT_MARKER   the model-context marker of a checkpoint cut
 """
@@ -52,6 +54,51 @@ def single_line_marker(
         f"[truncated: no complete line fits the {format_size(max_bytes)} limit; "
         f"kept {kept_bytes} bytes of a single {line_bytes}-byte line. "
         f"{_where_the_rest_is(spill_path)}]"
+    )
+
+
+def head_tail_marker(
+    *,
+    head_lines: int,
+    tail_lines: int,
+    head_bytes: int,
+    tail_bytes: int,
+    cut_lines: int,
+    cut_bytes: int,
+    total_lines: int,
+    total_bytes: int,
+    whole_lines: bool,
+    limit: str,
+    spill_path: str | None,
+) -> str:
+    """The marker between the two ends of a cut that kept both (``bounds/headtail.py``):
+    in lines when both ends are whole lines, else in bytes; ``limit`` as
+    ``Budget.label`` states it."""
+    where = _where_the_rest_is(spill_path)
+    if whole_lines:
+        return (
+            f"[truncated: kept the first {head_lines} and the last {tail_lines} of "
+            f"{total_lines} lines; {cut_lines} lines ({cut_bytes} bytes) cut here; "
+            f"limit {limit}. {where}]"
+        )
+    if total_lines <= 1:
+        whole = f"a single {total_bytes}-byte line"
+    else:
+        whole = f"{total_bytes} bytes in {total_lines} lines"
+    return (
+        f"[truncated: kept the first {head_bytes} and the last {tail_bytes} bytes of "
+        f"{whole}; {cut_bytes} bytes cut here; limit {limit}. {where}]"
+    )
+
+
+def gap_marker(
+    *, dropped_bytes: int, dropped_newlines: int, head_ceiling_bytes: int, tail_ceiling_bytes: int
+) -> str:
+    """The line a spill holds where its capture dropped the middle of the stream."""
+    return (
+        f"[truncated: {dropped_bytes} bytes ({dropped_newlines} lines) not kept here; "
+        f"the capture keeps the first {format_size(head_ceiling_bytes)} and the last "
+        f"{format_size(tail_ceiling_bytes)}.]"
     )
 
 

@@ -21,6 +21,7 @@ from typing import Literal
 
 from toolbound.bounds import markers
 from toolbound.bounds.newlines import count_and_find, count_newlines
+from toolbound.bounds.utf8 import prefix_end, suffix_start
 from toolbound.limits import Keep
 
 Fired = Literal["bytes", "lines", "capture"]
@@ -94,22 +95,6 @@ class Cut:
     def with_spill(self, spill_path: str | None) -> Cut:
         """The same cut, its marker naming a spill file that now exists."""
         return dataclasses.replace(self, spill_path=spill_path)
-
-
-def _prefix_end(data: bytes, end: int) -> int:
-    """The largest char boundary <= ``end``: back off over at most 3 continuation bytes."""
-    for _ in range(3):
-        if 0 < end < len(data) and data[end] & 0xC0 == 0x80:
-            end -= 1
-    return end
-
-
-def _suffix_start(data: bytes, start: int) -> int:
-    """The smallest char boundary >= ``start``: skip at most 3 continuation bytes."""
-    for _ in range(3):
-        if 0 < start < len(data) and data[start] & 0xC0 == 0x80:
-            start += 1
-    return start
 
 
 def _head_end(data: bytes, max_bytes: int, max_lines: int) -> tuple[int, Fired | None, int]:
@@ -216,7 +201,7 @@ def _cut(
             # Not one complete line fits: keep a char-safe prefix of the first line.
             # The window holds no newline: the first one is past it, if any.
             single_line = data.find(b"\n", min(len(data), max_bytes))
-            end = _prefix_end(data, max_bytes)
+            end = prefix_end(data, max_bytes)
             kept_lines = 1
         kept_data = memoryview(data)[:end]
     else:
@@ -227,7 +212,7 @@ def _cut(
             # The window (the last max_bytes + 1) holds no separator: the last one is before it.
             nl = data.rfind(b"\n", 0, max(0, len(data) - max_bytes - 1))
             single_line = body_end - (nl + 1) if nl >= 0 else -1
-            start = _suffix_start(data, len(data) - max_bytes)
+            start = suffix_start(data, len(data) - max_bytes)
         kept_data = memoryview(data)[start:]
 
     # Decoded straight from the held buffer: no copy of the kept bytes first.

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from toolbound.bounds import Cut, truncate_to
 from toolbound.bounds.newlines import nth_newline
-from toolbound.bounds.truncate import _prefix_end
+from toolbound.bounds.utf8 import prefix_end
 from toolbound.jobs.log import Span, StreamLog
 from toolbound.limits import Budget, Keep
 
@@ -53,7 +53,7 @@ def _head_end(data: bytes, cut: Cut) -> int:
     if cut.fired not in ("bytes", "lines"):
         return len(data)
     if cut.single_line_bytes is not None:
-        return _prefix_end(data, cut.max_bytes)
+        return prefix_end(data, cut.max_bytes)
     return nth_newline(data, cut.kept_lines) + 1
 
 

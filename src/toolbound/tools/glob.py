@@ -83,32 +83,26 @@ async def _search_in(
 
     def build(n: int, fit_stop: str | None) -> GlobResult:
         more = len(found.ranked) > n
-        sentences: list[str] = []
-        if stopped is not None:
-            sentences.append(notices.stopped(stopped, timeout_s=limits.search_timeout_s))
-        if more:
-            # A page the economy profile shrank is not widened by a higher `limit`.
-            asked = args.limit or limits.glob_limit_default
-            can_raise = (
-                fit_stop not in ("bytes", "lines")
-                and limit == asked
-                and limit < limits.glob_limit_max
-            )
-            raise_to = limits.glob_limit_max if can_raise else None
-            sentences.append(notices.more_files(shown=n, raise_to=raise_to))
-            if fit_stop in ("bytes", "lines"):
-                sentences.append(notices.budget_reached(budget))
-        if found.outcome.skipped_paths:
-            sentences.append(
-                notices.skipped_paths(
-                    found.outcome.skipped_paths, first=found.outcome.first_skipped
-                )
-            )
+        budget_stopped = fit_stop in ("bytes", "lines")
+        # A page the call's budgets shrank is not widened by a higher `limit`.
+        asked = args.limit or limits.glob_limit_default
+        can_raise = not budget_stopped and limit == asked and limit < limits.glob_limit_max
+        notice = notices.glob_page(
+            shown=n,
+            more=more,
+            raise_to=limits.glob_limit_max if can_raise else None,
+            budget_stopped=budget_stopped,
+            budget=budget,
+            stopped_by=stopped,
+            timeout_s=limits.search_timeout_s,
+            skipped=found.outcome.skipped_paths,
+            first_skipped=found.outcome.first_skipped,
+        )
         return GlobResult(
             matches=shown[:n],
             count=n,
             truncated=more or stopped is not None,
-            notice=notices.join(sentences),
+            notice=notice,
         )
 
     return fit_page(build, shown, head_limit=limit, budget=budget, cost=item_size)

@@ -500,8 +500,7 @@ def _stopped(target: Resolved, key: FileKey, *, offset: int, counted: int) -> Re
         line_count=0,
         file_bytes=key.size,
         truncated=True,
-        notice=f"Read was aborted while counting lines to offset {offset} ({counted} "
-        "counted so far, and kept). Call Read again with the same offset to continue.",
+        notice=notices.read_aborted(offset=offset, counted=counted),
     )
 
 
