@@ -15,7 +15,7 @@ from typing import Any as _Any
 from toolbound.model_text import model_text
 
 if _TYPE_CHECKING:
-    from toolbound.bounds import Cut, truncate_to
+    from toolbound.bounds import Cut, cut
     from toolbound.host import ToolHost
     from toolbound.limits import DEFAULT_LIMITS, Budget, Limits, Profile
     from toolbound.listeners import CallListener, CallStart
@@ -47,15 +47,15 @@ __all__ = [
     "ToolHost",
     "TranscriptError",
     "builtin_tool_defs",
+    "cut",
     "estimate_tokens",
     "model_text",
-    "truncate_to",
 ]
 
 # Where each public name lives.
 _HOMES = {
     "Cut": "toolbound.bounds",
-    "truncate_to": "toolbound.bounds",
+    "cut": "toolbound.bounds",
     "ToolHost": "toolbound.host",
     "DEFAULT_LIMITS": "toolbound.limits",
     "Budget": "toolbound.limits",

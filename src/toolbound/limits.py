@@ -9,6 +9,7 @@ toolbound overrides them with ``Limits(...)`` or ``DEFAULT_LIMITS.replace(...)``
 Pieces:
     KB              1024 bytes (the seed's KB)
     Budget          one byte + line ceiling
+    format_size, budget_label  ``96KB``, ``4000 lines / 96KB``: sizes as markers state them
     Economy         the economy profile's budgets and how they shrink as the context fills
     Limits          the whole table
     DEFAULT_LIMITS  the seed's numbers
@@ -45,7 +46,7 @@ class Budget:
     @property
     def label(self) -> str:
         """The budget as the markers state it, e.g. ``4000 lines / 96KB``."""
-        return f"{self.max_lines} lines / {format_size(self.max_bytes)}"
+        return budget_label(self.max_lines, self.max_bytes)
 
 
 def format_size(n_bytes: int) -> str:
@@ -53,6 +54,11 @@ def format_size(n_bytes: int) -> str:
     if n_bytes % KB == 0:
         return f"{n_bytes // KB}KB"
     return f"{n_bytes} bytes"
+
+
+def budget_label(max_lines: int, max_bytes: int) -> str:
+    """A budget as the markers and notices state it: ``4000 lines / 96KB``."""
+    return f"{max_lines} lines / {format_size(max_bytes)}"
 
 
 @dataclass(frozen=True, slots=True)

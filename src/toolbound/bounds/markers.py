@@ -15,7 +15,7 @@ Pieces:
 
 from __future__ import annotations
 
-from toolbound.limits import Keep, format_size
+from toolbound.limits import Keep, budget_label, format_size
 
 CHECKPOINT_MARKER = "[checkpoint truncated: this message crossed the retained context budget]"
 
@@ -39,7 +39,7 @@ def lines_marker(
 ) -> str:
     """The marker for a cut on whole lines, naming the end that survived."""
     end = "first" if keep == "head" else "last"
-    limit = f"{max_lines} lines / {format_size(max_bytes)}"
+    limit = budget_label(max_lines, max_bytes)
     return (
         f"[truncated: kept the {end} {kept_lines} of {total_lines} lines; limit {limit}. "
         f"{_where_the_rest_is(spill_path)}]"

@@ -15,8 +15,7 @@ Pieces:
 from __future__ import annotations
 
 from toolbound.bounds import markers
-from toolbound.bounds.newlines import count_newlines, nth_newline, nth_newline_from_end
-from toolbound.bounds.truncate import count_lines
+from toolbound.bounds.newlines import count_lines, count_newlines, nth_newline, nth_newline_from_end
 
 # The most a marker takes: its numbers at their widest.
 _MARKER_ROOM = len(

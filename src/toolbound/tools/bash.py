@@ -18,7 +18,7 @@ One call is a chain of stages:
    open after that is abandoned. The streams close only after the tree is
    gone, and no chunk is emitted after this stage, so none can follow the
    result.
-5. **shape**: each stream's capture through ``truncate_to`` (stdout head,
+5. **shape**: each stream's capture through ``bounds.cut`` (stdout head,
    stderr tail), spilling the fuller captured copy of a cut stream; invalid
    UTF-8 is counted for the notice.
 
@@ -27,7 +27,7 @@ both ends (``exec.both_ends``: half the capture ceiling each), and shaping
 shows each end as a terminal would (``\r`` and erase-line rewrites
 collapsed, styling removed: ``bounds.headtail.shown_ends``) before it is cut
 to the economy budget, head and tail with the marker between
-(``cut_head_tail``); the spill holds both shown ends. The budgets shrink as
+(``cut`` with ``keep="both"``); the spill holds both shown ends. The budgets shrink as
 the context fills (``toolbound.shrink``). The chunks keep the raw bytes;
 ``totals`` and ``omitted`` count the raw stream, so what the model did not
 see is ``totals`` minus what it did.
@@ -52,12 +52,12 @@ from dataclasses import dataclass
 from enum import Enum
 
 from toolbound import notices
-from toolbound.bounds import Cut, truncate_to
-from toolbound.bounds.headtail import HeadTailBudget, Retained, cut_head_tail, shown_ends
+from toolbound.bounds import Cut, cut
+from toolbound.bounds.headtail import HeadTailBudget, Retained, shown_ends
 from toolbound.exec import sandbox
 from toolbound.exec.abort import on_abort
-from toolbound.exec.both_ends import BothEndsCapture
 from toolbound.exec.capture import (
+    BothEndsCapture,
     Captured,
     HeadCapture,
     TailCapture,
@@ -71,7 +71,7 @@ from toolbound.exec.stopping import signal_name
 from toolbound.exec.tree import Tree
 from toolbound.jobs.models import JobStartResult
 from toolbound.jobs.table import require
-from toolbound.limits import Budget, Keep, Limits
+from toolbound.limits import Budget, Limits
 from toolbound.models.bash import BashArgs, BashResult, SpillPaths, StreamCounts, StreamPair
 from toolbound.results import ErrorCode, Stream, ToolError
 from toolbound.scratch import Scratch
@@ -283,24 +283,17 @@ def _start_readers(shell: Tree, ctx: ToolContext) -> _Readers:
             on_done=on_done,
         )
 
-    def seed_capture(keep: Keep) -> HeadCapture | TailCapture:
-        return capture_for(
-            keep, max_bytes=limits.capture_max_bytes, max_lines=limits.capture_max_lines
+    # Each stream's capture keeps the end(s) its result keeps (the profile's).
+    out, err = (
+        capture_for(
+            stream.keep, max_bytes=limits.capture_max_bytes, max_lines=limits.capture_max_lines
         )
-
-    ends: tuple[BothEndsCapture, BothEndsCapture] | None = None
-    captures: tuple[HeadCapture | TailCapture, HeadCapture | TailCapture]
-    out, err = ctx.budgets.profile.streams(limits)
-    if out.keep == err.keep == "both":
-        half = Budget(
-            max_bytes=limits.capture_max_bytes // 2, max_lines=limits.capture_max_lines // 2
-        )
-        ends = captures = (
-            BothEndsCapture(head=half, tail=half),
-            BothEndsCapture(head=half, tail=half),
-        )
-    else:
-        captures = (seed_capture("head"), seed_capture("tail"))
+        for stream in ctx.budgets.profile.streams(limits)
+    )
+    ends = None
+    if isinstance(out, BothEndsCapture) and isinstance(err, BothEndsCapture):
+        ends = (out, err)
+    captures = (out, err)
     readers = _Readers(
         reader(shell.stdout_fd, "stdout", captures[0]),
         reader(shell.stderr_fd, "stderr", captures[1]),
@@ -422,21 +415,20 @@ async def shape_stream(
     """The model's text for one stream: its capture cut to ``budget``, keeping the
     capture's end; a cut stream's fuller copy is spilled and named in the marker
     (only when the spill file was really written)."""
-    cut = truncate_to(
+    shown = cut(
         captured.data,
-        max_bytes=budget.max_bytes,
-        max_lines=budget.max_lines,
+        budget,
         keep=captured.keep,
         total_bytes=captured.total_bytes,
         total_lines=captured.total_lines,
         edge_line_bytes=captured.edge_line_bytes,
     )
-    if not cut.truncated:
-        return cut
+    if not shown.truncated:
+        return shown
     n = limits.spill_max_bytes
     fuller = captured.data[:n] if captured.keep == "head" else captured.data[-n:]
     path = await asyncio.to_thread(scratch.spill, label, fuller)
-    return cut if path is None else cut.with_spill(str(path))
+    return shown if path is None else shown.with_spill(str(path))
 
 
 async def shape_ends(
@@ -450,18 +442,18 @@ async def shape_ends(
         shown, collapsed = shown_ends(raw)
     else:
         shown, collapsed = await asyncio.to_thread(shown_ends, raw)
-    cut = cut_head_tail(shown, budget=budget)
-    if cut.truncated:
+    both = cut(shown, budget, keep="both")
+    if both.truncated:
         half = min(limits.capture_max_bytes, limits.spill_max_bytes) // 2
         fuller = shown.spill_within(
             limits.spill_max_bytes, head_ceiling_bytes=half, tail_ceiling_bytes=half
         )
         path = await asyncio.to_thread(scratch.spill, label, fuller)
-        cut = cut.with_spill(None if path is None else str(path))
+        both = both.with_spill(None if path is None else str(path))
     stream = Shaped(
-        payload=cut.payload,
-        truncated=cut.truncated,
-        spill_path=cut.spill_path,
+        payload=both.payload,
+        truncated=both.truncated,
+        spill_path=both.spill_path,
         omitted=_counts(raw.dropped_bytes, raw.dropped_newlines),
         totals=_counts(raw.total_bytes, raw.total_lines),
     )
