@@ -202,9 +202,10 @@ class ToolHost:
     the ones listening when it started.
 
     ``profile`` is the result profile (CONTRACT section 8), a ``Profile`` or its
-    name: ``"exact"``, the seed's table, or ``"economy"``. ``context_window`` is the model's context
-    in tokens and ``context_used(tokens)`` reports how much of it is in use;
-    a profile that ``shrinks`` (economy) shrinks its budgets as it fills.
+    name (``limits.PROFILES``: exact, the seed's table, or economy).
+    ``context_window`` is the model's context in tokens and
+    ``context_used(tokens)`` reports how much of it is in use; a profile that
+    ``shrinks`` (economy) shrinks its budgets as it fills.
 
     ``warm`` imports every tool's module as the host starts, so no call pays
     an import; False leaves each to its tool's first call (``toolbound call``,

@@ -23,6 +23,9 @@ Pieces:
     skipped_paths   Grep/Glob: "N paths could not be read … skipped."
     stopped         Grep/Glob: the search timeout or an abort cut the walk
     past_the_end    Grep: an offset beyond the last entry
+    pdf_pages       Read of a PDF: a page's text cut, the pages that follow
+    diff_cut, diff_clipped  Edit and ApplyPatch: the diff was cut, or its long lines clipped
+    patch_already_applied  ApplyPatch: chunks (or the whole patch) found applied already
     bash_run        Bash: timeout, abort, lingering processes, invalid UTF-8
     budget_shrunk   economy: a budget shrunk because the context is filling up
     budget_fitted   a budget cut to the client's per-result cap (toolbound/fit.py)
@@ -238,6 +241,55 @@ def stopped(reason: str, *, timeout_s: float) -> str:
 
 def past_the_end(offset: int) -> str:
     return f"No entries at offset {offset}: the result has fewer. Use a smaller offset."
+
+
+def pdf_pages(
+    *, cut_page: int | None, budget: Budget, shown: str, total: int, next_pages: str | None
+) -> str | None:
+    """Read's notice for a PDF: ``cut_page``'s text cut at the ``budget`` (None: none
+    was), the pages ``shown`` of ``total`` and the ``next_pages`` to ask for (None at
+    the end)."""
+    said: list[str] = []
+    if cut_page is not None:
+        said.append(
+            f"Page {cut_page}'s text was cut at the {budget.label} budget; extract the rest "
+            f"with Bash (e.g. `pdftotext -f {cut_page} -l {cut_page} FILE -`)."
+        )
+    if next_pages is not None:
+        said.append(f'Showing {shown} of {total}; Read with `pages: "{next_pages}"` for the next.')
+    return join(said)
+
+
+def diff_cut(*, kept: int, total: int, budget: Budget, made: str, read: str) -> str:
+    """Edit's and ApplyPatch's sentence for a diff cut at its budget: the change was
+    ``made`` in full all the same, and ``read`` shows the rest."""
+    return (
+        f"The diff was cut after {kept} of {total} lines (limit {budget.label}); "
+        f"{made} in full. Read {read} to see the rest."
+    )
+
+
+def diff_clipped(max_line_chars: int, n: int | None = None) -> str:
+    """A diff's lines clipped at ``max_line_chars`` (``n`` of them, when counted)."""
+    if n is None:
+        return f"Diff lines longer than {max_line_chars} characters are shown clipped."
+    return f"{_plural(n, 'diff line')} longer than {max_line_chars} characters shown clipped."
+
+
+def patch_already_applied(*, every_file: bool, chunks: int) -> str | None:
+    """ApplyPatch: the whole patch (``every_file``) or ``chunks`` of it were applied
+    already, and left as they are."""
+    if every_file:
+        return (
+            "The patch was already applied: every file already is as it makes it; nothing "
+            "was written."
+        )
+    if chunks:
+        was = "chunks were" if chunks != 1 else "chunk was"
+        return (
+            f"{chunks} {was} already applied (the new lines were in the file) and left as they are."
+        )
+    return None
 
 
 def bash_run(

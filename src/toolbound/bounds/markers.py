@@ -11,9 +11,12 @@ Pieces:
     gap_marker          "[truncated: N bytes (M lines) not kept here; ...]" (a both-ends spill)
     fit_marker          "[... cut here so this result fits ...]" (the last guard of a fit)
     CHECKPOINT_MARKER   the model-context marker of a checkpoint cut
+    carries_cut_marker  whether a text holds one of the cut markers where a cut leaves it
 """
 
 from __future__ import annotations
+
+import re
 
 from toolbound.limits import Keep, budget_label, format_size
 
@@ -111,3 +114,16 @@ def fit_marker(*, cut_bytes: int, cut_lines: int, max_bytes: int, client: str | 
         f"{format_size(max_bytes)} limit per result. A spill file named above holds the "
         "full output; otherwise narrow the request ...]"
     )
+
+
+# A cut's marker where the cut leaves it: on a line of its own (a head cut's end,
+# the joint of both ends) or at the start (a tail cut).
+_CUT_MARKER = re.compile(
+    r"(?:^|\n)\[truncated: (?:kept the (?:first|last) \d+ |no complete line fits the )"
+)
+
+
+def carries_cut_marker(text: str) -> bool:
+    """Whether ``text`` holds a marker of ``lines_marker``, ``single_line_marker`` or
+    ``head_tail_marker`` where a cut puts it (the cutter's guard against cutting twice)."""
+    return "[truncated: " in text and _CUT_MARKER.search(text) is not None

@@ -38,7 +38,6 @@ Pieces:
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from typing import Literal, overload
 
@@ -244,15 +243,8 @@ def cut(
     return one
 
 
-# A marker of these cuts where a cut leaves it: on a line of its own (a head
-# cut's end, the joint of both ends) or at the start (a tail cut).
-_A_CUT_MARKER = re.compile(
-    r"(?:^|\n)\[truncated: (?:kept the (?:first|last) \d+ |no complete line fits the )"
-)
-
-
 def _refuse_a_second_cut(text: str) -> None:
-    if "[truncated: " in text and _A_CUT_MARKER.search(text):
+    if markers.carries_cut_marker(text):
         raise ValueError(
             "this text was cut already (it carries a truncation marker): cut the stream "
             "it came from, not a cut's payload"
