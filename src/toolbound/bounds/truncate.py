@@ -63,7 +63,7 @@ _NL = 0x0A
 
 @dataclass(frozen=True, slots=True)
 class Cut:
-    """What ``truncate_to`` kept, and the record of why.
+    """What :func:`cut` kept of one end, and the record of why.
 
     ``kept`` is the surviving text without a marker; ``payload`` is what the
     model sees (``kept`` plus the marker, when cut). Counts are of UTF-8 bytes

@@ -22,12 +22,13 @@ One call is a chain of stages:
    stderr tail), spilling the fuller captured copy of a cut stream; invalid
    UTF-8 is counted for the notice.
 
-Under the economy profile (CONTRACT section 8) both streams are captured at
-both ends (``exec.both_ends``: half the capture ceiling each), and shaping
-shows each end as a terminal would (``\r`` and erase-line rewrites
-collapsed, styling removed: ``bounds.headtail.shown_ends``) before it is cut
-to the economy budget, head and tail with the marker between
-(``cut`` with ``keep="both"``); the spill holds both shown ends. The budgets shrink as
+Each stream keeps the end(s) the call's budgets say (``ctx.budgets.streams``).
+Under the economy profile (CONTRACT section 8) that is both ends: captured
+at both ends (``exec.capture.capture_for``: half the capture ceiling each),
+shown as a terminal would show them (``\r`` and erase-line rewrites
+collapsed, styling removed: ``bounds.headtail.shown_ends``), then cut to
+the economy budget, head and tail with the marker between (``cut`` with
+``keep="both"``); the spill holds both shown ends. The budgets shrink as
 the context fills (``toolbound.shrink``). The chunks keep the raw bytes;
 ``totals`` and ``omitted`` count the raw stream, so what the model did not
 see is ``totals`` minus what it did.
