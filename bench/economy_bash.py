@@ -106,7 +106,7 @@ async def replay(workspace: Path, data_dir: Path, **host: Any) -> list[tuple[str
     async with ToolHost(workspace=workspace, data_dir=data_dir, **host) as h:
         for call in CALLS:
             result = await h.call("Bash", call.args)
-            text = model_text("Bash", result, profile=h.profile)
+            text = model_text("Bash", result)
             spills = [
                 await asyncio.to_thread(Path(p).read_text, errors="replace")
                 for p in result["spill"].values()

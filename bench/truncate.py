@@ -1,4 +1,4 @@
-"""Benchmark: truncate_to on 512 KB of captured shell output.
+"""Benchmark: the cutter (``bounds.cut``, one end kept) on 512 KB of captured shell output.
 
 Anchor: a plain slice of the same bytes to the same byte budget, decoded to
 text (``held[:max_bytes].decode("utf-8", "replace")``), the least any
@@ -21,7 +21,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from toolbound import DEFAULT_LIMITS, truncate_to
+from toolbound import DEFAULT_LIMITS, cut
 from toolbound.bounds import count_lines
 
 CAPTURE = DEFAULT_LIMITS.capture_max_bytes
@@ -60,11 +60,11 @@ def _batches_us(fn: Callable[[], object], rounds: int) -> tuple[list[float], lis
 
 
 def main() -> None:
-    print(f"truncate_to vs slice+decode on {CAPTURE // 1024} KB, budget {BUDGET.label}")
+    print(f"cut vs slice+decode on {CAPTURE // 1024} KB, budget {BUDGET.label}")
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"load average {load} (1, 5, 15 min); medians of interleaved rounds")
     print(
-        f"{'input':<20} {'end':<5} {'truncate_to µs':>15} {'slice µs':>10} {'ratio':>7}"
+        f"{'input':<20} {'end':<5} {'cut µs':>15} {'slice µs':>10} {'ratio':>7}"
         f" {'CPU µs':>8} {'slice CPU':>10} {'CPU ratio':>10}"
     )
     inputs = _inputs()
@@ -74,13 +74,12 @@ def main() -> None:
     for name, data, spill in rows:
         for keep in ("head", "tail"):
 
-            def cut(data: bytes = data, keep: str = keep, spill: str | None = spill) -> object:
+            def ours_cut(data: bytes = data, keep: str = keep, spill: str | None = spill) -> object:
                 # The capture knows the stream's totals, as the Bash tool does.
-                shaped = truncate_to(
+                shaped = cut(
                     data,
-                    max_bytes=BUDGET.max_bytes,
-                    max_lines=BUDGET.max_lines,
-                    keep=keep,  # type: ignore[arg-type]
+                    BUDGET,
+                    keep=keep,  # type: ignore[call-overload]
                     total_bytes=len(data),
                     total_lines=totals[id(data)],
                 )
@@ -93,7 +92,7 @@ def main() -> None:
             ours: tuple[list[float], list[float]] = ([], [])
             base: tuple[list[float], list[float]] = ([], [])
             for _ in range(5):  # interleave to share the noise
-                for side, fn in ((ours, cut), (base, anchor)):
+                for side, fn in ((ours, ours_cut), (base, anchor)):
                     wall, cpu = _batches_us(fn, ROUNDS // 5)
                     side[0].extend(wall)
                     side[1].extend(cpu)

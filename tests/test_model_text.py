@@ -114,11 +114,6 @@ def test_an_error_is_its_code_and_message() -> None:
     assert model_text("Read", result) == "TOOL_NOT_FOUND: No such file; use Glob."
 
 
-def test_an_unknown_profile_is_refused() -> None:
-    with pytest.raises(ValueError, match="unknown profile"):
-        model_text("Glob", {"matches": []}, profile="loud")  # type: ignore[arg-type]
-
-
 DIFF = "--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-old\n+new\n"
 
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import toolbound
 from support import run_main, transcript_of_800_tokens
-from toolbound import ToolHost
+from toolbound import DEFAULT_LIMITS, ToolHost
+from toolbound.limits import ECONOMY, EXACT, KB, PROFILES, Budget, profile_named
 from toolbound.listeners import CallListener, CallStart
 
 
@@ -30,7 +33,7 @@ async def test_the_host_profile_reaches_listeners_and_the_tool(
     async with ToolHost(
         workspace=tmp_path, data_dir=tmp_path / "d", profile=profile, listeners=[seen]
     ) as host:
-        assert host.profile == profile
+        assert host.profile.name == profile
         events = [e async for e in host.stream("Read", {"path": "a.txt"})]
     assert [c.profile for c in seen.calls] == [profile]
     assert events[-1]["type"] == "result"
@@ -150,3 +153,35 @@ def test_the_tools_are_described_for_the_profile(
     assert "stderr within 100 lines / 2KB" in economy["Bash"]
     # Edit, Write and the job tools are the same in both profiles.
     assert all(economy[t] == exact[t] for t in ("Edit", "Write", "JobOutput", "JobStop"))
+
+
+def test_a_profile_is_a_value_that_no_tool_asks_by_name() -> None:
+    """Only limits.py defines the profiles' names; the tools, the budgets and the host
+    ask the value (its budgets and policies), never ``profile == "economy"``."""
+    package = Path(toolbound.__file__).parent
+    asking = {
+        path.relative_to(package).as_posix()
+        for path in [*package.glob("tools/*.py"), *package.glob("*.py"), *package.glob("*/*.py")]
+        if re.search(r"profile\s*[!=]=|\"economy\"|'economy'", path.read_text())
+    }
+    # The definition, and the command line's defaults (names it parses at the boundary).
+    assert asking == {"limits.py", "cli.py"}
+
+
+def test_the_profiles_differ_in_values_only() -> None:
+    assert (EXACT.economy_budgets, EXACT.shrinks, EXACT.read_hints) == (False, False, False)
+    assert (ECONOMY.economy_budgets, ECONOMY.shrinks, ECONOMY.read_hints) == (True, True, True)
+    assert [profile_named(p.name) for p in PROFILES] == [EXACT, ECONOMY]
+    assert profile_named(ECONOMY) is ECONOMY
+    stdout, stderr = ECONOMY.streams(DEFAULT_LIMITS)
+    assert (stdout.keep, stdout.head_share, stderr.keep, stderr.head_share) == (
+        "both",
+        0.5,
+        "both",
+        0.25,
+    )
+    assert [s.keep for s in EXACT.streams(DEFAULT_LIMITS)] == ["head", "tail"]
+    assert EXACT.read_window(DEFAULT_LIMITS) is None
+    assert ECONOMY.read_window(DEFAULT_LIMITS) == Budget(max_bytes=12 * KB, max_lines=150)
+    assert EXACT.search(DEFAULT_LIMITS) == DEFAULT_LIMITS.search
+    assert ECONOMY.search(DEFAULT_LIMITS) == Budget(max_bytes=8 * KB, max_lines=100)

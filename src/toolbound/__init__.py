@@ -15,9 +15,9 @@ from typing import Any as _Any
 from toolbound.model_text import model_text
 
 if _TYPE_CHECKING:
-    from toolbound.bounds import Cut, truncate_to
+    from toolbound.bounds import Cut, cut
     from toolbound.host import ToolHost
-    from toolbound.limits import DEFAULT_LIMITS, Budget, Limits
+    from toolbound.limits import DEFAULT_LIMITS, Budget, Limits, Profile
     from toolbound.listeners import CallListener, CallStart
     from toolbound.results import ErrorCode, ToolError
     from toolbound.store import (
@@ -40,6 +40,7 @@ __all__ = [
     "Cut",
     "ErrorCode",
     "Limits",
+    "Profile",
     "Session",
     "SessionError",
     "SessionStore",
@@ -48,19 +49,20 @@ __all__ = [
     "ToolHost",
     "TranscriptError",
     "builtin_tool_defs",
+    "cut",
     "estimate_tokens",
     "model_text",
-    "truncate_to",
 ]
 
 # Where each public name lives.
 _HOMES = {
     "Cut": "toolbound.bounds",
-    "truncate_to": "toolbound.bounds",
+    "cut": "toolbound.bounds",
     "ToolHost": "toolbound.host",
     "DEFAULT_LIMITS": "toolbound.limits",
     "Budget": "toolbound.limits",
     "Limits": "toolbound.limits",
+    "Profile": "toolbound.limits",
     "CallListener": "toolbound.listeners",
     "CallStart": "toolbound.listeners",
     "ErrorCode": "toolbound.results",

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 # Only light modules here: each command imports what it needs (the tool models
 # and the host for `call`, the mcp SDK for `serve`), so none pays for the others.
 from toolbound.fit import FitMode, fit_mode
-from toolbound.model_text import PROFILES, profile_named
+from toolbound.limits import PROFILE_NAMES, profile_named
 
 if TYPE_CHECKING:
     from toolbound.greeting import Opening
@@ -114,7 +114,7 @@ def _add_sandbox(p: argparse.ArgumentParser, *, default: str | None = "off") -> 
 def _add_profile(p: argparse.ArgumentParser, *, default: str = "exact") -> None:
     p.add_argument(
         "--profile",
-        choices=list(PROFILES),
+        choices=list(PROFILE_NAMES),
         default=default,
         help=f"the result profile (default {default}): exact (the seed's budgets) or economy "
         "(the same facts in less of the context)",
@@ -277,7 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("--format", choices=["anthropic", "openai", "mcp"], default="anthropic")
     tools.add_argument(
         "--profile",
-        choices=list(PROFILES),
+        choices=list(PROFILE_NAMES),
         default="exact",
         help="describe the tools for this result profile (as `serve --profile` does)",
     )

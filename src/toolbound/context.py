@@ -5,7 +5,7 @@ It sits below the tools and the search machinery, so a helper such as
 
 Pieces:
     ToolContext  limits, roots, scratch, the call's id, emit, abort, sandbox, read record,
-                 profile, context gauge, the client's fit, jobs
+                 the call's budgets (profile, context fill, the client's fit), jobs
 """
 
 from __future__ import annotations
@@ -17,13 +17,11 @@ from typing import TYPE_CHECKING
 
 from toolbound.edit.record import ReadRecord
 from toolbound.exec.sandbox import UNCONFINED, SandboxPolicy
-from toolbound.fit import NO_FIT, Fit
-from toolbound.gauge import ContextGauge
 from toolbound.limits import Limits
-from toolbound.model_text import Profile
 from toolbound.paths import Roots
 from toolbound.results import Stream
 from toolbound.scratch import Scratch
+from toolbound.shrink import EXACT_BUDGETS, Budgets
 
 if TYPE_CHECKING:
     from toolbound.jobs.table import JobTable
@@ -39,10 +37,10 @@ class ToolContext:
     ``sandbox`` is where a command may write and whether it has a network.
     ``record`` is the session's record of what was Read and written (one per
     host): Read adds its windows, Edit and Write check and update it.
-    ``profile`` is the result profile in force (CONTRACT section 8) and
-    ``gauge`` how full the model's context is (one per host). ``fit`` is the
-    client's per-result cap for this call (``toolbound.fit``); with the
-    profile and the gauge it makes the call's budgets (``shrink.budget_for``).
+    ``budgets`` are the call's budgets (``shrink.Budgets``): the result profile
+    in force (CONTRACT section 8), shrunk as the model's context fills and
+    fitted to the client's per-result cap (``toolbound.fit``); the host makes
+    them as the call starts.
     ``jobs`` is the host's background jobs (None outside a host).
     """
 
@@ -54,7 +52,5 @@ class ToolContext:
     abort: asyncio.Event
     sandbox: SandboxPolicy = UNCONFINED
     record: ReadRecord = field(default_factory=ReadRecord)
-    profile: Profile = "exact"
-    gauge: ContextGauge = field(default_factory=ContextGauge)
-    fit: Fit = NO_FIT
+    budgets: Budgets = EXACT_BUDGETS
     jobs: JobTable | None = None

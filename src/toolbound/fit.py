@@ -6,7 +6,7 @@ a file of its own (Claude Code), and the model loses toolbound's marker,
 stderr's tail and the spill path. So ``toolbound serve`` recognises the client
 from ``initialize``'s ``clientInfo`` and keeps every result's whole text
 within that client's cap, cutting it itself: the tools' budgets shrink to the
-cap (``shrink.budget_for``) and a last guard (``bounds/whole.py``) cuts
+cap (``shrink.Budgets``) and a last guard (``bounds/whole.py``) cuts
 whatever still exceeds it, with a marker.
 
 ``KNOWN_CLIENTS`` is the one table of the clients toolbound knows, matched on

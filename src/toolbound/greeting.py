@@ -39,6 +39,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from toolbound.limits import profile_named
+
 # mcp_types.version's HANDSHAKE_PROTOCOL_VERSIONS (importing it imports all of
 # mcp_types, about 0.3 s); tests/mcp_server/test_greeting.py holds them equal.
 HANDSHAKE_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -69,11 +71,6 @@ _LOOP = (
 def instructions(*, profile: str, fit: str, sandbox: str) -> str:
     """The ``initialize`` result's instructions: the tool loop in a few lines, then the
     profile, the fit and the sandbox in force (``sandbox``: ``exec.sandbox.describe``'s line)."""
-    profiles = {
-        "economy": "economy (the same facts in less of the context: smaller budgets that "
-        "keep both ends of a command's output)",
-        "exact": "exact (the seed's budgets)",
-    }
     fits = {
         "auto": "each result is kept within the per-result limit of the client it goes to, "
         "so the harness never cuts it",
@@ -85,11 +82,19 @@ def instructions(*, profile: str, fit: str, sandbox: str) -> str:
     return "\n".join(
         (
             _LOOP,
-            f"Profile: {profiles.get(profile, profile)}.",
+            f"Profile: {_summary(profile)}.",
             f"Fit: {fit_line}.",
             f"{sandbox}.",
         )
     )
+
+
+def _summary(profile: str) -> str:
+    """The profile's summary line (``Profile.summary``); an unknown name as it is."""
+    try:
+        return profile_named(profile).summary
+    except ValueError:
+        return profile
 
 
 def negotiated(requested: object) -> str:

@@ -37,13 +37,13 @@ from toolbound.exec.shield import wait_stopped
 from toolbound.fit import NO_FIT, Fit
 from toolbound.gauge import ContextGauge
 from toolbound.jobs.table import JobTable
-from toolbound.limits import DEFAULT_LIMITS, Limits
+from toolbound.limits import DEFAULT_LIMITS, Limits, Profile, profile_named
 from toolbound.listeners import CallListener, CallStart
-from toolbound.model_text import profile_named
 from toolbound.paths import Roots, default_data_dir, path_error
 from toolbound.results import ToolError, WireModel
 from toolbound.scratch import check_session_id
 from toolbound.session import HostSession
+from toolbound.shrink import Budgets
 from toolbound.store import is_url
 from toolbound.tools.registry import import_runners, spec_for
 
@@ -67,10 +67,11 @@ class ToolHost:
     ``listeners`` see every call (``toolbound.listeners``); each call keeps
     the ones listening when it started.
 
-    ``profile`` is the result profile (CONTRACT section 8): ``"exact"``, the
-    seed's table, or ``"economy"``. ``context_window`` is the model's context
-    in tokens and ``context_used(tokens)`` reports how much of it is in use;
-    the economy profile's budgets shrink as it fills.
+    ``profile`` is the result profile (CONTRACT section 8), a ``Profile`` or its
+    name (``limits.PROFILES``: exact, the seed's table, or economy).
+    ``context_window`` is the model's context in tokens and
+    ``context_used(tokens)`` reports how much of it is in use; a profile that
+    ``shrinks`` (economy) shrinks its budgets as it fills.
 
     ``warm`` imports every tool's module as the host starts, so no call pays
     an import; False leaves each to its tool's first call (``toolbound call``,
@@ -94,7 +95,7 @@ class ToolHost:
         network: bool = True,
         store: str | Path | None = None,
         listeners: Iterable[CallListener] = (),
-        profile: str = "exact",
+        profile: Profile | str = "exact",
         context_window: int | None = None,
         warm: bool = True,
         keep_env_back: Iterable[str] = (),
@@ -147,7 +148,7 @@ class ToolHost:
             roots=self.roots,
             sandbox=self.sandbox,
             listeners=self._call_listeners,
-            profile=self.profile,
+            profile=self.profile.name,
         )
 
     def _hidden(self) -> tuple[Path, ...]:
@@ -254,11 +255,11 @@ class ToolHost:
             tool_call_id=tool_call_id or f"call_{os.urandom(8).hex()}",
             tool=name,
             args=args,
-            profile=self.profile,
+            profile=self.profile.name,
             fit=fit,
         )
-        if self.profile == "economy" and self.gauge.window and not self.gauge.reported:
-            # The economy budgets follow the session's own context until the caller reports.
+        if self.profile.shrinks and self.gauge.window and not self.gauge.reported:
+            # Shrinking budgets follow the session's own context until the caller reports.
             await self.session.estimate_context()
         listeners = self._call_listeners()
         sink = CallEvents(call, listeners, loop=asyncio.get_running_loop())
@@ -271,9 +272,7 @@ class ToolHost:
             abort=Abort(),
             sandbox=self.sandbox,
             record=self.session.record_of(reader),
-            profile=self.profile,
-            gauge=self.gauge,
-            fit=fit,
+            budgets=Budgets.for_call(self.limits, self.profile, gauge=self.gauge, fit=fit),
             jobs=self.jobs,
         )
         sink.started()

@@ -9,11 +9,16 @@ toolbound overrides them with ``Limits(...)`` or ``DEFAULT_LIMITS.replace(...)``
 Pieces:
     KB              1024 bytes (the seed's KB)
     Budget          one byte + line ceiling
+    format_size, budget_label  ``96KB``, ``4000 lines / 96KB``: sizes as markers state them
     Economy         the economy profile's budgets and how they shrink as the context fills
     Limits          the whole table
     DEFAULT_LIMITS  the seed's numbers
     format_size     a size as the markers state it: ``96KB``, else in bytes
     human_size      a size as a sentence states it: ``2.3 MB (2412345 bytes)``, ``512 MB``
+    Keep, Ends      which end(s) of a text a cut keeps: head | tail (| both)
+    StreamBudget    a Bash stream's budget and the end(s) it keeps
+    Profile         a result profile: what differs between exact and economy, one value
+    EXACT, ECONOMY, PROFILES  the profiles; profile_named parses a name
 """
 
 from __future__ import annotations
@@ -24,7 +29,9 @@ from typing import Any, Literal
 
 KB = 1024
 
+# One end of a text (a seed cut), or both ends of it (an economy stream).
 Keep = Literal["head", "tail"]
+Ends = Literal["head", "tail", "both"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +48,7 @@ class Budget:
     @property
     def label(self) -> str:
         """The budget as the markers state it, e.g. ``4000 lines / 96KB``."""
-        return f"{self.max_lines} lines / {format_size(self.max_bytes)}"
+        return budget_label(self.max_lines, self.max_bytes)
 
 
 def format_size(n_bytes: int) -> str:
@@ -63,6 +70,11 @@ def human_size(n_bytes: int, *, exact: bool = True) -> str:
         return f"{n_bytes} bytes"
     short = f"{size:.1f}".removesuffix(".0") + f" {unit}"
     return f"{short} ({n_bytes} bytes)" if exact else short
+
+
+def budget_label(max_lines: int, max_bytes: int) -> str:
+    """A budget as the markers and notices state it: ``4000 lines / 96KB``."""
+    return f"{max_lines} lines / {format_size(max_bytes)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,3 +260,103 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+
+
+@dataclass(frozen=True, slots=True)
+class StreamBudget:
+    """How a Bash stream is kept for the model: within ``budget``, its ``keep`` end(s);
+    with both ends, ``head_share`` of the budget goes to the head."""
+
+    budget: Budget
+    keep: Ends
+    head_share: float = 1.0
+
+
+ProfileName = Literal["exact", "economy"]
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """A result profile (CONTRACT section 8): what differs between two ways of
+    spending the model's context on the same facts, as one value.
+
+    ``name`` is how the CLI, the greeting and the store's ``profile`` column
+    call it. ``economy_budgets``: the tools start from ``Limits.economy``'s
+    budgets (a Read window, a search page, both ends of each Bash stream) and
+    their descriptions say so, instead of the seed's table. ``shrinks``: those
+    budgets shrink as the model's context fills (toolbound/shrink.py).
+    ``read_hints``: Read answers a re-read of a window still in the context
+    with ``unchanged``, and a cut window names what lies beyond it (the
+    definitions further on, Grep for a clipped line). ``summary`` is the line
+    the MCP instructions give it.
+
+    A tool never asks which profile is in force: it asks the value (and the
+    per-call ``shrink.Budgets`` the host makes from it) for its budget.
+    """
+
+    name: ProfileName
+    summary: str
+    economy_budgets: bool = False
+    shrinks: bool = False
+    read_hints: bool = False
+
+    def read_window(self, limits: Limits) -> Budget | None:
+        """Read's default window (lines, within bytes), or None for the seed's: the
+        call's ``limit`` within ``limits.search``."""
+        if not self.economy_budgets:
+            return None
+        window = limits.economy.read_window
+        return Budget(
+            max_bytes=min(window.max_bytes, limits.search.max_bytes),
+            max_lines=min(window.max_lines, limits.read_window_lines),
+        )
+
+    def search(self, limits: Limits) -> Budget:
+        """Grep's and Glob's page (entries within bytes), never more than the seed's."""
+        if not self.economy_budgets:
+            return limits.search
+        page = limits.economy.search
+        return Budget(
+            max_bytes=min(limits.search.max_bytes, page.max_bytes),
+            max_lines=min(limits.search.max_lines, page.max_lines),
+        )
+
+    def streams(self, limits: Limits) -> tuple[StreamBudget, StreamBudget]:
+        """Bash's stdout and stderr: the seed's head and tail, or the economy's both ends."""
+        if not self.economy_budgets:
+            return (
+                StreamBudget(limits.shell_stdout, "head"),
+                StreamBudget(limits.shell_stderr, "tail"),
+            )
+        economy = limits.economy
+        return (
+            StreamBudget(economy.shell_stdout, "both", economy.stdout_head_share),
+            StreamBudget(economy.shell_stderr, "both", economy.stderr_head_share),
+        )
+
+
+# The seed's table, as it is.
+EXACT = Profile(name="exact", summary="exact (the seed's budgets)")
+# The same facts in less of the context (opt-in; ``toolbound serve``'s default).
+ECONOMY = Profile(
+    name="economy",
+    summary="economy (the same facts in less of the context: smaller budgets that "
+    "keep both ends of a command's output)",
+    economy_budgets=True,
+    shrinks=True,
+    read_hints=True,
+)
+
+PROFILES: tuple[Profile, ...] = (EXACT, ECONOMY)
+PROFILE_NAMES: tuple[ProfileName, ...] = tuple(p.name for p in PROFILES)
+
+
+def profile_named(name: str | Profile) -> Profile:
+    """The profile called ``name`` (a Profile is itself); ValueError naming the
+    profiles otherwise."""
+    if isinstance(name, Profile):
+        return name
+    for profile in PROFILES:
+        if name == profile.name:
+            return profile
+    raise ValueError(f"unknown profile {name!r}; the profiles are {', '.join(PROFILE_NAMES)}")

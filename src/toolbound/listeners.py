@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolbound.fit import NO_FIT, Fit
-from toolbound.model_text import Profile
+from toolbound.limits import ProfileName
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ class CallStart:
     tool: str
     args: object
     # The result profile the call ran under: its result event's text is rendered for it.
-    profile: Profile = "exact"
+    profile: ProfileName = "exact"
     # The client's per-result cap the text is kept within (toolbound.fit), and whose.
     fit: Fit = NO_FIT
 

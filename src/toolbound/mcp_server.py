@@ -72,8 +72,8 @@ from toolbound.exec.shield import wait_stopped
 from toolbound.fit import NO_FIT, Fit, FitMode, fit_for
 from toolbound.greeting import SERVER_NAME
 from toolbound.host import ToolHost
-from toolbound.limits import Limits
-from toolbound.model_text import Profile, model_text
+from toolbound.limits import EXACT, Limits, Profile
+from toolbound.model_text import model_text
 from toolbound.namespaces import named_session_id
 from toolbound.pool import HostPool
 from toolbound.results import ErrorCode, ToolError, is_error
@@ -98,7 +98,7 @@ ResultShape = Literal["text", "structured"]
 
 
 def mcp_tools(
-    limits: Limits, profile: Profile = "exact", *, shape: ResultShape = "text"
+    limits: Limits, profile: Profile = EXACT, *, shape: ResultShape = "text"
 ) -> list[types.Tool]:
     """The definitions (schema, description for ``profile``, annotations); with the
     structured ``shape`` their output schemas too (which admit the error shape)."""
@@ -117,15 +117,14 @@ def call_result(
     name: str,
     result: dict[str, Any],
     *,
-    profile: Profile = "exact",
     shape: ResultShape = "text",
     fit: Fit = NO_FIT,
 ) -> types.CallToolResult:
-    """The result's model text for the host's ``profile`` within the client's ``fit`` as
+    """The result's model text within the client's ``fit`` as
     its one text block (and with the structured ``shape`` the result dict as
     ``structuredContent``); a tool error or a timeout sets ``isError``, its text
     ``CODE: message`` or the Bash text."""
-    text = model_text(name, result, profile=profile, fit=fit)
+    text = model_text(name, result, fit=fit)
     return types.CallToolResult(
         content=content_blocks(name, result, text),
         structured_content=result if shape == "structured" else None,
@@ -312,7 +311,7 @@ def _progress_sender(ctx: ServerRequestContext[Any]) -> ChunkSink:
 def build_server(
     pool: HostPool,
     limits: Limits,
-    profile: Profile = "exact",
+    profile: Profile = EXACT,
     *,
     shape: ResultShape = "text",
     fit: FitMode = "auto",
@@ -351,7 +350,7 @@ def build_server(
         result = await run_call(
             host, params.name, args, _progress_sender(ctx), reader=reader, fit=client
         )
-        return call_result(params.name, result, profile=host.profile, shape=shape, fit=client)
+        return call_result(params.name, result, shape=shape, fit=client)
 
     return Server(
         SERVER_NAME,

@@ -46,7 +46,6 @@ With a fit (``toolbound.fit``: the client's per-result cap, CONTRACT section
 so the guard cuts only what their markers and notices add, and says so.
 
 Pieces:
-    Profile      the result profiles a text is rendered for; profile_named checks a name
     model_text   tool name + result dict (+ fit) -> the model's text
 """
 
@@ -54,25 +53,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any
 
 from toolbound.bounds.whole import within
 from toolbound.fit import NO_FIT, Fit
-
-# ``exact`` is the seed's table; ``economy`` (opt-in) spends less of the
-# context for the same facts (CONTRACT section 8).
-Profile = Literal["exact", "economy"]
-
-PROFILES: tuple[Profile, ...] = ("exact", "economy")
-
-
-def profile_named(name: str) -> Profile:
-    """The profile called ``name``; ValueError naming the profiles otherwise."""
-    for profile in PROFILES:
-        if name == profile:
-            return profile
-    raise ValueError(f"unknown profile {name!r}; the profiles are {', '.join(PROFILES)}")
-
 
 JOB_TOOLS = ("JobOutput", "JobStop", "JobInput")
 
@@ -82,16 +66,12 @@ NO_ENTRIES = "No entries listed."
 NO_JOBS = "No background jobs in this session."
 
 
-def model_text(
-    tool: str, result: dict[str, Any], *, profile: Profile = "exact", fit: Fit = NO_FIT
-) -> str:
+def model_text(tool: str, result: dict[str, Any], *, fit: Fit = NO_FIT) -> str:
     """The text the model reads for ``result``, a result dict of ``tool``, within ``fit``.
 
     A dict that is not one of the tool's result shapes (an unknown tool's, or
     a stored row from another version) reads as its JSON, never an exception.
     """
-    if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; the profiles are {', '.join(PROFILES)}")
     try:
         text = _render(tool, result)
     except (KeyError, TypeError, AttributeError):

@@ -5,21 +5,27 @@ counts are. It says why a result stopped and the next step: the next
 ``offset``, a narrower path, how many lines were clipped, what was skipped.
 Each function takes the facts the tool found and returns its sentences;
 which sentences a result needs is still the tool's choice (Read's window in
-bounds/paging.py, a Grep page in search/page_notice.py, Glob and Bash in
-their tools). Markers inside a payload are not notices: bounds/markers.py.
+bounds/paging.py, a Grep page in search/page_notice.py, Bash in its tool);
+Glob's page is worded here whole (``glob_page``). Markers inside a payload
+are not notices: bounds/markers.py.
 
 Pieces:
     read_window     Read: the window shown, what stopped it, clips, replaced bytes
+    read_aborted    Read: aborted while counting lines to its offset
     read_unchanged  Read (economy): the window is as an earlier call in context shows it
     read_clipped_grep  Read (economy): Grep reaches the rest of a clipped line
     next_page       Grep: "Showing entries 1-200; more exist: call again with offset 200 …"
     GREP_NARROW     what a Grep call can narrow to see less
+    glob_page       Glob: a page's notice (stopped, more files, the budget, skipped paths)
     more_files      Glob's "more files matched: narrow pattern or path"
     budget_reached  Grep/Glob: which result budget cut the page
     clipped_lines   Grep: "N lines were clipped at 2000 characters."
     skipped_paths   Grep/Glob: "N paths could not be read … skipped."
     stopped         Grep/Glob: the search timeout or an abort cut the walk
     past_the_end    Grep: an offset beyond the last entry
+    pdf_pages       Read of a PDF: a page's text cut, the pages that follow
+    diff_cut, diff_clipped  Edit and ApplyPatch: the diff was cut, or its long lines clipped
+    patch_already_applied  ApplyPatch: chunks (or the whole patch) found applied already
     bash_run        Bash: timeout, abort, lingering processes, invalid UTF-8
     budget_shrunk   economy: a budget shrunk because the context is filling up
     budget_fitted   a budget cut to the client's per-result cap (toolbound/fit.py)
@@ -115,6 +121,14 @@ def read_window(
     return " ".join(said + repairs)
 
 
+def read_aborted(*, offset: int, counted: int) -> str:
+    """Read's notice for a call aborted while counting its way to ``offset``."""
+    return (
+        f"Read was aborted while counting lines to offset {offset} ({counted} "
+        "counted so far, and kept). Call Read again with the same offset to continue."
+    )
+
+
 def read_unchanged(*, call_id: str, offset: int, line_count: int, next_offset: int | None) -> str:
     """Read's notice for a re-read the economy profile answers with ``unchanged``: the
     earlier call whose result shows the window, and how to have the text again."""
@@ -163,6 +177,33 @@ def more_files(*, shown: int, raise_to: int | None) -> str:
     )
 
 
+def glob_page(
+    *,
+    shown: int,
+    more: bool,
+    raise_to: int | None,
+    budget_stopped: bool,
+    budget: Budget,
+    stopped_by: str | None,
+    timeout_s: float,
+    skipped: int,
+    first_skipped: str | None,
+) -> str | None:
+    """Glob's notice for a page of ``shown`` files: the walk's stop (``stopped_by``:
+    ``timeout`` or ``abort``), more files matched (``raise_to``: see ``more_files``)
+    and whether the ``budget`` cut the page, the paths that could not be read."""
+    sentences: list[str] = []
+    if stopped_by is not None:
+        sentences.append(stopped(stopped_by, timeout_s=timeout_s))
+    if more:
+        sentences.append(more_files(shown=shown, raise_to=raise_to))
+        if budget_stopped:
+            sentences.append(budget_reached(budget))
+    if skipped:
+        sentences.append(skipped_paths(skipped, first=first_skipped))
+    return join(sentences)
+
+
 def budget_reached(budget: Budget) -> str:
     return f"The page stopped at the {budget.label} result budget."
 
@@ -200,6 +241,55 @@ def stopped(reason: str, *, timeout_s: float) -> str:
 
 def past_the_end(offset: int) -> str:
     return f"No entries at offset {offset}: the result has fewer. Use a smaller offset."
+
+
+def pdf_pages(
+    *, cut_page: int | None, budget: Budget, shown: str, total: int, next_pages: str | None
+) -> str | None:
+    """Read's notice for a PDF: ``cut_page``'s text cut at the ``budget`` (None: none
+    was), the pages ``shown`` of ``total`` and the ``next_pages`` to ask for (None at
+    the end)."""
+    said: list[str] = []
+    if cut_page is not None:
+        said.append(
+            f"Page {cut_page}'s text was cut at the {budget.label} budget; extract the rest "
+            f"with Bash (e.g. `pdftotext -f {cut_page} -l {cut_page} FILE -`)."
+        )
+    if next_pages is not None:
+        said.append(f'Showing {shown} of {total}; Read with `pages: "{next_pages}"` for the next.')
+    return join(said)
+
+
+def diff_cut(*, kept: int, total: int, budget: Budget, made: str, read: str) -> str:
+    """Edit's and ApplyPatch's sentence for a diff cut at its budget: the change was
+    ``made`` in full all the same, and ``read`` shows the rest."""
+    return (
+        f"The diff was cut after {kept} of {total} lines (limit {budget.label}); "
+        f"{made} in full. Read {read} to see the rest."
+    )
+
+
+def diff_clipped(max_line_chars: int, n: int | None = None) -> str:
+    """A diff's lines clipped at ``max_line_chars`` (``n`` of them, when counted)."""
+    if n is None:
+        return f"Diff lines longer than {max_line_chars} characters are shown clipped."
+    return f"{_plural(n, 'diff line')} longer than {max_line_chars} characters shown clipped."
+
+
+def patch_already_applied(*, every_file: bool, chunks: int) -> str | None:
+    """ApplyPatch: the whole patch (``every_file``) or ``chunks`` of it were applied
+    already, and left as they are."""
+    if every_file:
+        return (
+            "The patch was already applied: every file already is as it makes it; nothing "
+            "was written."
+        )
+    if chunks:
+        was = "chunks were" if chunks != 1 else "chunk was"
+        return (
+            f"{chunks} {was} already applied (the new lines were in the file) and left as they are."
+        )
+    return None
 
 
 def bash_run(

@@ -28,7 +28,7 @@ from pydantic.alias_generators import to_camel
 
 from toolbound.fit import NO_FIT, Fit
 from toolbound.lazy import loader
-from toolbound.model_text import Profile, model_text
+from toolbound.model_text import model_text
 
 
 class ErrorCode(StrEnum):
@@ -114,7 +114,7 @@ class ResultEvent(WireModel):
     tool_call_id: str
     seq: int
     result: dict[str, Any]
-    # What the model reads for the result: model_text(tool, result, profile=…).
+    # What the model reads for the result: model_text(tool, result, fit=…).
     text: str
 
     @staticmethod
@@ -124,12 +124,11 @@ class ResultEvent(WireModel):
         seq: int,
         result: dict[str, Any],
         *,
-        profile: Profile = "exact",
         fit: Fit = NO_FIT,
         wire: bool = False,
     ) -> dict[str, Any]:
         """The wire dict of a result event of ``tool``, its ``text`` rendered from ``result``
-        for the call's ``profile`` within its ``fit``.
+        within the call's ``fit``.
 
         The host's stream and the store's replay both build result events here.
         ``wire``: ``result`` is a model's ``to_wire()`` dict, already checked and
@@ -137,7 +136,7 @@ class ResultEvent(WireModel):
         same keys in the same order) without checking and copying it again
         (about 9 us a call).
         """
-        text = model_text(tool, result, profile=profile, fit=fit)
+        text = model_text(tool, result, fit=fit)
         if wire:
             return {
                 "type": "result",

@@ -52,9 +52,8 @@ from toolbound.exec.sandbox import SandboxPolicy, describe
 from toolbound.fit import FitMode
 from toolbound.greeting import Opening, answers_discover, discover_result, instructions
 from toolbound.host import ToolHost
-from toolbound.limits import DEFAULT_LIMITS, Limits
+from toolbound.limits import DEFAULT_LIMITS, ECONOMY, Limits, Profile
 from toolbound.mcp_server import ResultShape, build_server, server_session_id
-from toolbound.model_text import Profile
 from toolbound.namespaces import token_namespace
 from toolbound.pool import HostPool, HostWatcher
 from toolbound.tools.registry import import_runners
@@ -88,7 +87,7 @@ class ServeOptions:
     sandbox: str = "off"
     network: bool = True
     # Economy: the seed's per-result budgets exceed what harnesses take in one result.
-    profile: Profile = "economy"
+    profile: Profile = ECONOMY
     context_window: int | None = None
     # Where the hosts record (read once from --store / $TOOLBOUND_STORE: no
     # command sees it); None: each host's data dir.
@@ -277,7 +276,7 @@ async def _end_then_die(pool: HostPool, signum: int) -> None:
 
 def server_instructions(options: ServeOptions, sandbox_line: str) -> str:
     """The ``initialize`` result's instructions for these options."""
-    return instructions(profile=options.profile, fit=str(options.fit), sandbox=sandbox_line)
+    return instructions(profile=options.profile.name, fit=str(options.fit), sandbox=sandbox_line)
 
 
 def spliced(

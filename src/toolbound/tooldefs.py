@@ -25,8 +25,7 @@ from functools import cache
 from typing import Any, Literal
 
 from toolbound.arguments import Limited
-from toolbound.limits import DEFAULT_LIMITS, Limits
-from toolbound.model_text import Profile
+from toolbound.limits import DEFAULT_LIMITS, EXACT, Limits, Profile, ProfileName, profile_named
 from toolbound.tools.registry import SPECS, ToolSpec
 
 Format = Literal["anthropic", "openai", "mcp"]
@@ -154,12 +153,16 @@ def output_schema(spec: ToolSpec) -> JSON:
     return {"type": "object", **schema}
 
 
-def tool_defs(limits: Limits = DEFAULT_LIMITS, profile: Profile = "exact") -> list[ToolDef]:
-    """The definitions as values, in the registry's order, described for ``profile``."""
+def tool_defs(
+    limits: Limits = DEFAULT_LIMITS, profile: Profile | ProfileName = EXACT
+) -> list[ToolDef]:
+    """The definitions as values, in the registry's order, described for ``profile``
+    (a Profile or its name)."""
+    described = profile_named(profile)
     return [
         ToolDef(
             name=spec.name,
-            description=spec.description(limits, profile),
+            description=spec.description(limits, described),
             input_schema=input_schema(spec, limits),
             read_only=spec.read_only,
             spec=spec,
@@ -169,7 +172,10 @@ def tool_defs(limits: Limits = DEFAULT_LIMITS, profile: Profile = "exact") -> li
 
 
 def builtin_tool_defs(
-    limits: Limits = DEFAULT_LIMITS, fmt: Format = "anthropic", *, profile: Profile = "exact"
+    limits: Limits = DEFAULT_LIMITS,
+    fmt: Format = "anthropic",
+    *,
+    profile: Profile | ProfileName = EXACT,
 ) -> list[JSON]:
     """The tool definitions rendered for a provider format, described for ``profile``."""
     return [d.render(fmt) for d in tool_defs(limits, profile)]

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from toolbound import bounds
 from toolbound.bounds import count_lines
 from toolbound.bounds.headtail import (
     HeadTailBudget,
     HeadTailCapture,
     Retained,
-    cut_head_tail,
     gap_marker,
     shown_ends,
 )
@@ -48,7 +48,7 @@ def test_a_test_runs_closing_summary_survives_the_capture_the_cut_and_the_spill(
     assert retained.dropped_newlines == out[256 * KB : -256 * KB].count(b"\n")
     assert retained.total_lines == 300001
 
-    cut = cut_head_tail(retained, budget=MODEL, spill_path=SPILL)
+    cut = bounds.cut(retained, MODEL, keep="both", spill_path=SPILL)
     head = "".join(f"{i}\n" for i in range(1, 121))
     tail = "".join(f"{i}\n" for i in range(299762, 300001)) + "SUMMARY: 1 failed\n"
     cut_bytes = len(out) - len(head) - len(tail)
@@ -76,7 +76,7 @@ def test_a_test_runs_closing_summary_survives_the_capture_the_cut_and_the_spill(
 
 def test_a_single_huge_line_keeps_both_of_its_ends_and_counts_bytes() -> None:
     bundle = b"!function(){" + b"var a=1;" * 500_000 + b"}();//# sourceMappingURL=app.js.map"
-    cut = cut_head_tail(bundle, budget=MODEL)
+    cut = bounds.cut(bundle, MODEL, keep="both")
     assert cut.head == bundle[: 8 * KB].decode()
     assert cut.tail == bundle[-8 * KB :].decode()
     assert cut.marker == (
@@ -89,13 +89,13 @@ def test_a_single_huge_line_keeps_both_of_its_ends_and_counts_bytes() -> None:
 
 def test_a_cut_through_a_multibyte_character_keeps_whole_characters() -> None:
     text = ("é" * 10_000).encode()
-    cut = cut_head_tail(text, budget=HeadTailBudget(Budget(1001, 5), Budget(1001, 5)))
+    cut = bounds.cut(text, HeadTailBudget(Budget(1001, 5), Budget(1001, 5)), keep="both")
     assert (cut.head, cut.tail) == ("é" * 500, "é" * 500)
     assert (cut.head_bytes, cut.tail_bytes, cut.cut_bytes) == (1000, 1000, 18_000)
 
 
 def test_what_fits_is_returned_unchanged_without_a_marker() -> None:
-    cut = cut_head_tail(b"a\nb\n", budget=MODEL)
+    cut = bounds.cut(b"a\nb\n", MODEL, keep="both")
     assert (cut.truncated, cut.marker, cut.payload) == (False, None, "a\nb\n")
 
 
@@ -163,7 +163,7 @@ def test_a_cut_keeps_a_true_prefix_and_a_true_suffix_within_the_budget(
     data: bytes, head: Budget, tail: Budget
 ) -> None:
     budget = HeadTailBudget(head, tail)
-    assert_true_ends(data, cut_head_tail(data, budget=budget), budget)
+    assert_true_ends(data, bounds.cut(data, budget, keep="both"), budget)
 
 
 @settings(max_examples=400, deadline=None)
@@ -198,7 +198,7 @@ def test_a_cut_of_what_the_capture_kept_is_exact_about_the_whole_stream(
 ) -> None:
     budget = HeadTailBudget(model, model)
     retained = capture(data, head=ceiling, tail=ceiling, chunk=chunk)
-    cut = cut_head_tail(retained, budget=budget)
+    cut = bounds.cut(retained, budget, keep="both")
     if cut.truncated:
         assert_true_ends(data, cut, budget, held_whole=retained.dropped_bytes == 0)
     else:
@@ -263,7 +263,7 @@ def test_shown_ends_collapse_each_end_and_keep_the_gap_counted() -> None:
         tail_at_line_start=True,
     )
     assert elided == len(raw.head) + len(raw.tail) - len(shown.head) - len(shown.tail)
-    cut = cut_head_tail(shown, budget=MODEL)
+    cut = bounds.cut(shown, MODEL, keep="both")
     assert cut.payload.endswith(
         "cut here; limit 360 lines / 16KB. Narrow the request to see more.]\n100%\nFINISHED OK\n"
     )

@@ -1,4 +1,4 @@
-"""truncate_to: exact markers, both ends, char safety, and properties over random text."""
+"""cut, one end kept: exact markers, both ends, char safety, and properties over random text."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolbound.bounds import Cut, count_lines, truncate_to
+from toolbound import bounds
+from toolbound.bounds import Cut, count_lines
+from toolbound.limits import Budget
 
 SPILL = "/data/scratch/s1/tool-output/stdout-1700000000000-0.log"
 
@@ -25,9 +27,7 @@ def whole_lines(text: str) -> list[str]:
 
 
 def test_head_cut_by_lines_appends_the_seed_marker_with_spill_sentence() -> None:
-    cut = truncate_to(
-        lines(51234), max_bytes=96 * 1024, max_lines=4000, keep="head", spill_path=SPILL
-    )
+    cut = bounds.cut(lines(51234), Budget(96 * 1024, 4000), keep="head", spill_path=SPILL)
     assert cut.truncated
     assert cut.fired == "lines"
     assert cut.kept == lines(4000)
@@ -40,7 +40,7 @@ def test_head_cut_by_lines_appends_the_seed_marker_with_spill_sentence() -> None
 
 def test_tail_cut_by_bytes_prepends_the_narrow_marker() -> None:
     text = "".join(f"{i:079d}\n" for i in range(51234))  # 80 bytes a line
-    cut = truncate_to(text, max_bytes=96 * 1024, max_lines=4000, keep="tail")
+    cut = bounds.cut(text, Budget(96 * 1024, 4000), keep="tail")
     assert cut.fired == "bytes"
     assert cut.kept_lines == 1228  # 98304 // 80
     assert cut.kept == text[-1228 * 80 :]
@@ -53,7 +53,7 @@ def test_tail_cut_by_bytes_prepends_the_narrow_marker() -> None:
 
 def test_single_giant_line_keeps_a_prefix_with_the_single_line_marker() -> None:
     text = "x" * 4_200_000
-    cut = truncate_to(text, max_bytes=96 * 1024, max_lines=4000, keep="head", spill_path=SPILL)
+    cut = bounds.cut(text, Budget(96 * 1024, 4000), keep="head", spill_path=SPILL)
     assert cut.kept == "x" * 98304
     assert cut.marker == (
         "[truncated: no complete line fits the 96KB limit; kept 98304 bytes of a single "
@@ -65,7 +65,7 @@ def test_single_giant_line_keeps_a_prefix_with_the_single_line_marker() -> None:
 
 def test_single_giant_line_in_a_tail_cut_keeps_its_suffix() -> None:
     text = "start\n" + "é" * 100_000 + "end"
-    cut = truncate_to(text, max_bytes=1024, max_lines=10, keep="tail")
+    cut = bounds.cut(text, Budget(1024, 10), keep="tail")
     assert cut.kept.endswith("end")
     assert len(cut.kept.encode()) <= 1024
     assert text.endswith(cut.kept)
@@ -76,10 +76,9 @@ def test_single_giant_line_in_a_tail_cut_keeps_its_suffix() -> None:
 
 def test_a_giant_first_line_past_what_is_held_is_named_by_its_real_size() -> None:
     # What a capture holds of `print("x" * 4200000); print("done")`: its first 512 KB.
-    cut = truncate_to(
+    cut = bounds.cut(
         b"x" * 524288,
-        max_bytes=96 * 1024,
-        max_lines=4000,
+        Budget(96 * 1024, 4000),
         keep="head",
         total_bytes=4_200_006,
         total_lines=2,
@@ -94,10 +93,9 @@ def test_a_giant_first_line_past_what_is_held_is_named_by_its_real_size() -> Non
 
 
 def test_a_giant_last_line_past_what_is_held_is_named_by_its_real_size() -> None:
-    cut = truncate_to(
+    cut = bounds.cut(
         b"y" * 524287 + b"\n",
-        max_bytes=96 * 1024,
-        max_lines=4000,
+        Budget(96 * 1024, 4000),
         keep="tail",
         total_bytes=4_200_014,
         total_lines=3,
@@ -110,20 +108,18 @@ def test_a_giant_last_line_past_what_is_held_is_named_by_its_real_size() -> None
 
 
 def test_a_giant_line_held_whole_is_sized_without_its_newline() -> None:
-    head = truncate_to("x" * 5000 + "\nok\n", max_bytes=1024, max_lines=10, keep="head")
-    tail = truncate_to("ok\n" + "y" * 5000 + "\n", max_bytes=1024, max_lines=10, keep="tail")
+    head = bounds.cut("x" * 5000 + "\nok\n", Budget(1024, 10), keep="head")
+    tail = bounds.cut("ok\n" + "y" * 5000 + "\n", Budget(1024, 10), keep="tail")
     assert (head.single_line_bytes, tail.single_line_bytes) == (5000, 5000)
 
 
 def test_nothing_cut_means_no_marker_and_the_text_unchanged() -> None:
-    cut = truncate_to("a\nb\n", max_bytes=1024, max_lines=10, keep="head")
+    cut = bounds.cut("a\nb\n", Budget(1024, 10), keep="head")
     assert (cut.truncated, cut.marker, cut.payload, cut.fired) == (False, None, "a\nb\n", None)
 
 
 def test_totals_beyond_what_is_held_report_a_capture_cut() -> None:
-    cut = truncate_to(
-        "a\nb\n", max_bytes=1024, max_lines=10, keep="head", total_bytes=10_000, total_lines=5000
-    )
+    cut = bounds.cut("a\nb\n", Budget(1024, 10), keep="head", total_bytes=10_000, total_lines=5000)
     assert cut.fired == "capture"
     assert cut.marker == (
         "[truncated: kept the first 2 of 5000 lines; limit 10 lines / 1KB. "
@@ -132,12 +128,12 @@ def test_totals_beyond_what_is_held_report_a_capture_cut() -> None:
 
 
 def test_invalid_utf8_is_replaced_not_raised() -> None:
-    cut = truncate_to(b"ok\xff\xfe\n" * 3, max_bytes=1024, max_lines=10, keep="head")
+    cut = bounds.cut(b"ok\xff\xfe\n" * 3, Budget(1024, 10), keep="head")
     assert cut.kept == "ok\ufffd\ufffd\n" * 3
 
 
 def test_spill_can_be_named_after_the_cut() -> None:
-    cut = truncate_to(lines(10), max_bytes=1024, max_lines=2, keep="head")
+    cut = bounds.cut(lines(10), Budget(1024, 2), keep="head")
     assert cut.marker is not None
     assert "Narrow the request" in cut.marker
     named = cut.with_spill(SPILL)
@@ -168,7 +164,7 @@ ARGS = {
 def test_bounds_hold_and_kept_part_is_a_true_end(
     text: str, max_bytes: int, max_lines: int, keep: str
 ) -> None:
-    cut = truncate_to(text, max_bytes=max_bytes, max_lines=max_lines, keep=keep)  # type: ignore[arg-type]
+    cut = bounds.cut(text, Budget(max_bytes, max_lines), keep=keep)  # type: ignore[arg-type]
     data = cut.kept.encode()
     assert len(data) <= max_bytes
     assert count_lines(data) <= max_lines
@@ -182,7 +178,7 @@ def test_bounds_hold_and_kept_part_is_a_true_end(
 def test_marker_present_exactly_when_something_was_cut(
     text: str, max_bytes: int, max_lines: int, keep: str
 ) -> None:
-    cut = truncate_to(text, max_bytes=max_bytes, max_lines=max_lines, keep=keep)  # type: ignore[arg-type]
+    cut = bounds.cut(text, Budget(max_bytes, max_lines), keep=keep)  # type: ignore[arg-type]
     was_cut = cut.kept != text
     assert cut.truncated is was_cut
     assert (cut.marker is not None) is was_cut
@@ -200,7 +196,7 @@ def test_marker_present_exactly_when_something_was_cut(
 @settings(max_examples=300)
 @given(**ARGS)
 def test_marker_counts_are_right(text: str, max_bytes: int, max_lines: int, keep: str) -> None:
-    cut = truncate_to(text, max_bytes=max_bytes, max_lines=max_lines, keep=keep)  # type: ignore[arg-type]
+    cut = bounds.cut(text, Budget(max_bytes, max_lines), keep=keep)  # type: ignore[arg-type]
     data = text.encode()
     assert cut.total_bytes == len(data)
     assert cut.total_lines == count_lines(data)
@@ -228,7 +224,7 @@ def test_marker_counts_are_right(text: str, max_bytes: int, max_lines: int, keep
     keep=st.sampled_from(["head", "tail"]),
 )
 def test_any_bytes_give_valid_utf8_within_bounds(raw: bytes, max_bytes: int, keep: str) -> None:
-    cut = truncate_to(raw, max_bytes=max_bytes, max_lines=5, keep=keep)  # type: ignore[arg-type]
+    cut = bounds.cut(raw, Budget(max_bytes, 5), keep=keep)  # type: ignore[arg-type]
     cut.payload.encode("utf-8")  # raises on a lone surrogate: not valid UTF-8
     assert len(cut.kept.encode()) <= max_bytes
     # The kept text is one end of the bytes, decoded: nothing invented, nothing reordered.
@@ -278,7 +274,7 @@ def test_large_uneven_text_is_cut_on_the_same_whole_lines_as_a_naive_scan(
 ) -> None:
     for seed in range(12):
         data = uneven_lines(300_000, seed)
-        cut = truncate_to(data, max_bytes=96 * 1024, max_lines=max_lines, keep=keep)  # type: ignore[arg-type]
+        cut = bounds.cut(data, Budget(96 * 1024, max_lines), keep=keep)  # type: ignore[arg-type]
         kept, fired = naive_cut(data, 96 * 1024, max_lines, keep)
         assert (cut.kept.encode(), cut.fired) == (kept, fired)
         assert cut.kept_lines == count_lines(kept)
@@ -294,7 +290,7 @@ def test_large_uneven_text_is_cut_on_the_same_whole_lines_as_a_naive_scan(
 def test_a_line_too_long_to_fit_is_named_by_its_whole_size(
     text: str, max_bytes: int, keep: str
 ) -> None:
-    cut = truncate_to(text, max_bytes=max_bytes, max_lines=50, keep=keep)  # type: ignore[arg-type]
+    cut = bounds.cut(text, Budget(max_bytes, 50), keep=keep)  # type: ignore[arg-type]
     data = text.encode()
     edge = data.split(b"\n")[0] if keep == "head" else data.removesuffix(b"\n").split(b"\n")[-1]
     if cut.single_line_bytes is not None:
@@ -304,7 +300,7 @@ def test_a_line_too_long_to_fit_is_named_by_its_whole_size(
 
 @pytest.mark.parametrize("keep", ["head", "tail"])
 def test_a_cut_is_the_same_value_as_one_built_by_hand(keep: str) -> None:
-    cut = truncate_to(lines(50), max_bytes=1024, max_lines=10, keep=keep)  # type: ignore[arg-type]
+    cut = bounds.cut(lines(50), Budget(1024, 10), keep=keep)  # type: ignore[arg-type]
     by_hand = Cut(**{f.name: getattr(cut, f.name) for f in dataclasses.fields(Cut) if f.init})
     assert (cut, hash(cut), repr(cut)) == (by_hand, hash(by_hand), repr(by_hand))
     assert by_hand.kept == (lines(50)[:100] if keep == "head" else lines(50)[-100:])
@@ -332,7 +328,7 @@ def test_a_cut_is_the_same_value_as_one_built_by_hand(keep: str) -> None:
     ],
 )
 def test_naming_the_spill_gives_the_payload_a_cut_built_by_hand_has(text: str, keep: str) -> None:
-    cut = truncate_to(text, max_bytes=1024, max_lines=10, keep=keep)  # type: ignore[arg-type]
+    cut = bounds.cut(text, Budget(1024, 10), keep=keep)  # type: ignore[arg-type]
     named = cut.with_spill(SPILL)
     by_hand = dataclasses.replace(
         Cut(**{f.name: getattr(cut, f.name) for f in dataclasses.fields(Cut) if f.init}),
@@ -340,3 +336,35 @@ def test_naming_the_spill_gives_the_payload_a_cut_built_by_hand_has(text: str, k
     )
     assert (named, named.kept, named.payload) == (by_hand, by_hand.kept, by_hand.payload)
     assert (SPILL in named.payload) is cut.truncated
+
+
+# --- one cutter: keep head, tail or both; never twice --------------------------------
+
+
+@pytest.mark.parametrize("keep", ["head", "tail", "both"])
+def test_a_cut_payload_is_refused_when_it_would_be_cut_again(keep: str) -> None:
+    first = bounds.cut(lines(100), Budget(1024, 10), keep=keep)  # type: ignore[call-overload]
+    assert first.truncated
+    with pytest.raises(ValueError, match="cut already"):
+        bounds.cut(first.payload, Budget(1024, 5), keep=keep)  # type: ignore[call-overload]
+    # A payload that fits its budget is handed back as it is, its marker once.
+    again = bounds.cut(first.payload, Budget(4096, 100), keep=keep)  # type: ignore[call-overload]
+    assert (again.truncated, again.payload) == (False, first.payload)
+
+
+def test_a_stream_that_prints_a_marker_is_cut_like_any_other_output() -> None:
+    printed = lines(100, width=9).encode() + b"[truncated: kept the first 3 of 9 lines; x]\n"
+    cut = bounds.cut(printed, Budget(1024, 10), keep="tail")
+    assert cut.truncated
+    assert cut.kept.endswith("[truncated: kept the first 3 of 9 lines; x]\n")
+    assert cut.kept_lines == 10
+
+
+def test_both_ends_of_a_budget_split_by_the_head_share() -> None:
+    cut = bounds.cut(lines(1000), Budget(1024, 40), keep="both", head_share=0.25)
+    assert (cut.head_lines, cut.tail_lines) == (10, 30)
+    assert cut.head == lines(10)
+    assert cut.marker == (
+        "[truncated: kept the first 10 and the last 30 of 1000 lines; 960 lines "
+        "(9600 bytes) cut here; limit 40 lines / 1KB. Narrow the request to see more.]"
+    )

@@ -83,7 +83,7 @@ async def test_a_test_runs_closing_summary_is_in_the_result_and_in_the_spill(
     assert spilled == raw[:kept_head] + b"\n" + gap.encode() + b"\n" + raw[-kept_tail:]
     assert 2 * half - 200 < len(spilled) <= 2 * half
     assert abs(kept_head - kept_tail) <= 1
-    assert model_text("Bash", result, profile="economy").endswith("SUMMARY: 1 failed\n</stdout>")
+    assert model_text("Bash", result).endswith("SUMMARY: 1 failed\n</stdout>")
 
 
 @pytest.mark.slow  # big data

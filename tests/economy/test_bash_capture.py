@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolbound.bounds.headtail import HeadTailCapture
-from toolbound.exec.both_ends import BothEndsCapture
+from toolbound.exec.capture import BothEndsCapture
 from toolbound.limits import Budget
 
 BUDGET = st.builds(

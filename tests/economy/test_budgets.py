@@ -9,30 +9,18 @@ import pytest
 
 from support import transcript_of_800_tokens
 from toolbound import DEFAULT_LIMITS, SessionStore, ToolHost
-from toolbound.context import ToolContext
 from toolbound.gauge import ContextGauge
-from toolbound.limits import KB, Budget
-from toolbound.model_text import Profile
-from toolbound.paths import Roots
-from toolbound.scratch import Scratch
-from toolbound.shrink import budget_for, shrink_factor
+from toolbound.limits import KB, Budget, ProfileName, profile_named
+from toolbound.shrink import Budgets, shrink_factor
 
 SEARCH = Budget(max_bytes=48 * KB, max_lines=2000)
 
 
-def context(tmp_path: Path, *, profile: Profile, window: int | None, used: int) -> ToolContext:
+def budgets(*, profile: ProfileName, window: int | None, used: int) -> Budgets:
+    """The budgets a host makes for a call under ``profile`` with ``used`` of ``window``."""
     gauge = ContextGauge(window=window)
     gauge.report(used)
-    return ToolContext(
-        limits=DEFAULT_LIMITS,
-        roots=Roots.create(tmp_path, tmp_path),
-        scratch=Scratch(tmp_path / "data", "s1"),
-        tool_call_id="c1",
-        emit=lambda _stream, _data: None,
-        abort=asyncio.Event(),
-        profile=profile,
-        gauge=gauge,
-    )
+    return Budgets.for_call(DEFAULT_LIMITS, profile_named(profile), gauge=gauge)
 
 
 @pytest.mark.parametrize(
@@ -43,33 +31,33 @@ def test_the_schedule_halves_from_half_full_and_keeps_shrinking(fill: float, fac
     assert shrink_factor(fill, DEFAULT_LIMITS.economy) == factor
 
 
-def test_a_budget_under_half_a_full_context_is_whole_and_unnamed(tmp_path: Path) -> None:
-    ctx = context(tmp_path, profile="economy", window=200_000, used=99_999)
-    assert budget_for(ctx, "Grep", SEARCH) == (SEARCH, None)
+def test_a_budget_under_half_a_full_context_is_whole_and_unnamed() -> None:
+    call = budgets(profile="economy", window=200_000, used=99_999)
+    assert call.budget("Grep", SEARCH) == (SEARCH, None)
 
 
-def test_a_shrunken_budget_is_named_with_the_fill_that_shrank_it(tmp_path: Path) -> None:
-    ctx = context(tmp_path, profile="economy", window=200_000, used=156_000)
-    assert budget_for(ctx, "Grep", SEARCH) == (
+def test_a_shrunken_budget_is_named_with_the_fill_that_shrank_it() -> None:
+    call = budgets(profile="economy", window=200_000, used=156_000)
+    assert call.budget("Grep", SEARCH) == (
         Budget(max_bytes=12 * KB, max_lines=500),
         "Grep budget shrunk to 500 lines / 12KB (from 2000 lines / 48KB): the context is 78% full.",
     )
 
 
-def test_a_full_context_shrinks_no_budget_below_the_floor(tmp_path: Path) -> None:
-    ctx = context(tmp_path, profile="economy", window=1000, used=990)
+def test_a_full_context_shrinks_no_budget_below_the_floor() -> None:
+    call = budgets(profile="economy", window=1000, used=990)
     small = Budget(max_bytes=16 * KB, max_lines=400)
-    assert budget_for(ctx, "Bash stdout", small)[0] == Budget(max_bytes=4 * KB, max_lines=100)
+    assert call.budget("Bash stdout", small)[0] == Budget(max_bytes=4 * KB, max_lines=100)
     tiny = Budget(max_bytes=2 * KB, max_lines=10)
-    assert budget_for(ctx, "Read", tiny) == (tiny, None)
+    assert call.budget("Read", tiny) == (tiny, None)
 
 
 @pytest.mark.parametrize(("profile", "window"), [("exact", 1000), ("economy", None)])
 def test_the_exact_profile_and_an_unknown_window_never_shrink(
-    tmp_path: Path, profile: Profile, window: int | None
+    profile: ProfileName, window: int | None
 ) -> None:
-    ctx = context(tmp_path, profile=profile, window=window, used=990)
-    assert budget_for(ctx, "Grep", SEARCH) == (SEARCH, None)
+    call = budgets(profile=profile, window=window, used=990)
+    assert call.budget("Grep", SEARCH) == (SEARCH, None)
 
 
 async def test_without_a_report_the_sessions_own_context_shrinks_the_budget(

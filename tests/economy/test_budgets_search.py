@@ -125,7 +125,7 @@ async def test_grep_and_glob_read_compactly_a_path_once_then_its_lines(
             ("Glob", {"pattern": "*.py"}),
         ):
             events = [e async for e in host.stream(tool, args)]
-            assert events[-1]["text"] == model_text(tool, events[-1]["result"], profile="economy")
+            assert events[-1]["text"] == model_text(tool, events[-1]["result"])
             texts.append(events[-1]["text"])
     assert texts == [
         "a.py\n1:def one():\n2-    pass\n3:def two():\n\nb.py\n1:def three():",

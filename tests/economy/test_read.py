@@ -196,7 +196,7 @@ def test_a_record_that_cannot_learn_the_checkpoints_never_answers_unchanged(
             limits=DEFAULT_LIMITS,
             record=record,
             call_id=call_id,
-            profile="economy",
+            hints=True,
         )
         return result.to_wire()
 
@@ -225,7 +225,7 @@ def test_re_reads_are_answered_across_processes_until_a_checkpoint(
         )
         assert done.returncode == 0, done.stderr
         event: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
-        assert event["text"] == model_text("Read", event["result"], profile="economy")
+        assert event["text"] == model_text("Read", event["result"])
         return event
 
     first = call()

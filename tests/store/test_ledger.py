@@ -19,8 +19,9 @@ import psycopg
 import pytest
 
 from toolbound import SessionStore, ToolHost, estimate_tokens
+from toolbound.limits import PROFILE_NAMES
 from toolbound.listeners import CallStart
-from toolbound.model_text import PROFILES, model_text
+from toolbound.model_text import model_text
 from toolbound.results import ResultEvent
 from toolbound.store import is_url
 from toolbound.store.postgres import PgConn
@@ -212,7 +213,7 @@ def test_an_empty_session_has_an_empty_ledger(store: SessionStore) -> None:
     }
 
 
-@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("profile", PROFILE_NAMES)
 async def test_each_call_keeps_its_profile_and_replays_its_text_as_sent(
     tmp_path: Path,
     location: str,
@@ -223,7 +224,7 @@ async def test_each_call_keeps_its_profile_and_replays_its_text_as_sent(
     ws = workspace(tmp_path)
     async with ToolHost(workspace=ws, data_dir=host_data(tmp_path), session_id="s1") as host:
         result = await host.call("Bash", {"command": "printf 'a\\rb\\n'"})
-    text = model_text("Bash", result, profile=profile)
+    text = model_text("Bash", result)
     with open_store() as store:
         recorder = store.recorder("s1")
         try:

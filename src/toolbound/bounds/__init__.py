@@ -5,30 +5,32 @@ bytes: paging reads through a ``read_at`` callable its caller gives.
 
 Pieces:
     markers   every marker string
-    truncate  truncate_to: head/tail, lines/bytes, char-safe; count_lines
+    truncate  cut, the one cutter: head / tail / both ends, lines/bytes, char-safe
+    utf8      UTF-8 sizes and character boundaries
     newlines  counting and finding newlines at memory speed (StringZilla's SIMD kernels)
     lines     clip_line: a line body clipped at MAX_LINE_CHARS characters
     paging    Read's window over a file's bytes, as pure functions
     binary    the binary test shared by Read and Grep
     terminal  what a terminal shows of a stream: rewrites collapsed, styling removed
-    headtail  a stream's first and last parts with a marker between (economy profile)
+    headtail  a stream's first and last parts retained, and the budget of each end
     outline   the top-level definitions past a cut Read window (economy profile)
 """
 
 from toolbound.bounds.binary import BinaryVerdict, is_binary_file, sniff_binary
 from toolbound.bounds.lines import clip_line
 from toolbound.bounds.markers import CHECKPOINT_MARKER, lines_marker, single_line_marker
-from toolbound.bounds.truncate import Cut, count_lines, truncate_to
+from toolbound.bounds.truncate import Cut, HeadTailCut, count_lines, cut
 
 __all__ = [
     "CHECKPOINT_MARKER",
     "BinaryVerdict",
     "Cut",
+    "HeadTailCut",
     "clip_line",
     "count_lines",
+    "cut",
     "is_binary_file",
     "lines_marker",
     "single_line_marker",
     "sniff_binary",
-    "truncate_to",
 ]

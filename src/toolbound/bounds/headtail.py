@@ -12,18 +12,13 @@ I/O):
    bytes and lines (the head) and a rolling last part (the tail), counting
    exactly what it dropped between them. Memory is the head plus the tail
    plus one chunk, whatever the stream's size.
-2. :func:`cut_head_tail` cuts what was retained to a model budget: the first
-   whole lines within the head budget, the last whole lines within the tail
-   budget, and a marker between them naming what was cut, how much of the
-   total, the limit, and where the rest is. The marker is present exactly
-   when something was cut. A line too long for an end keeps a
-   character-safe part of it (the first bytes at the head, the last at the
-   tail), and the marker then counts bytes. The kept text is a true prefix
-   and a true suffix of the stream (invalid UTF-8 shown as U+FFFD), and each
-   end stays within its budget after that repair.
+2. ``bounds.truncate.cut(retained, budget, keep="both")``, the one cutter,
+   cuts what was retained to a model budget (:class:`HeadTailBudget`): the
+   first whole lines within the head budget, the last whole lines within the
+   tail budget, and a marker between them.
 
-The markers follow the seed's vocabulary (``markers.py``), with the cut named
-where it happened::
+The markers (``markers.head_tail_marker``, ``markers.gap_marker``) follow the
+seed's vocabulary, with the cut named where it happened::
 
     [truncated: kept the first 120 and the last 240 of 300001 lines; 299641 lines
     (1986850 bytes) cut here; limit 360 lines / 16KB. Full output saved to <path>
@@ -45,9 +40,6 @@ Pieces:
     Retained        a stream's kept head and tail, and what was dropped between
     HeadTailCapture the bounded retainer: feed() / finish() -> Retained
     shown_ends      Retained raw bytes -> Retained as a terminal shows them, and the bytes elided
-    HeadTailCut     what cut_head_tail kept, the record of the cut, the payload
-    cut_head_tail   Retained (or bytes) + budget -> HeadTailCut
-    head_tail_marker, gap_marker  the marker strings
 """
 
 from __future__ import annotations
@@ -57,11 +49,10 @@ import collections
 import dataclasses
 from dataclasses import dataclass
 
-from toolbound.bounds.markers import _where_the_rest_is
+from toolbound.bounds.markers import gap_marker
 from toolbound.bounds.newlines import count_newlines, nth_newline, nth_newline_from_end
 from toolbound.bounds.terminal import collapse
-from toolbound.bounds.truncate import _prefix_end, _suffix_start, count_lines
-from toolbound.limits import Budget, format_size
+from toolbound.limits import Budget, budget_label
 
 _NL = 0x0A
 
@@ -99,7 +90,7 @@ class HeadTailBudget:
     @property
     def label(self) -> str:
         """The limit as the markers state it, e.g. ``360 lines / 16KB``."""
-        return Budget(max_bytes=self.max_bytes, max_lines=self.max_lines).label
+        return budget_label(self.max_lines, self.max_bytes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,222 +296,3 @@ def shown_ends(raw: Retained) -> tuple[Retained, int]:
     at_line_start = raw.tail_at_line_start or b"\r" in first_line
     shown = dataclasses.replace(raw, head=head, tail=tail, tail_at_line_start=at_line_start)
     return shown, max(0, len(raw.head) + len(raw.tail) - len(head) - len(tail))
-
-
-@dataclass(frozen=True, slots=True)
-class HeadTailCut:
-    """What :func:`cut_head_tail` kept of each end, and the record of the cut.
-
-    ``head`` and ``tail`` are the kept text without a marker (``tail`` is empty
-    when nothing was cut); ``payload`` is what the model sees. Byte counts are
-    of the stream's bytes; ``head_lines``/``tail_lines`` count the lines each
-    end holds (a part of a line counts as one), ``cut_lines`` the newlines cut.
-    ``whole_lines`` is false when an end holds only part of a line.
-    """
-
-    head: str
-    tail: str
-    truncated: bool
-    head_bytes: int
-    tail_bytes: int
-    head_lines: int
-    tail_lines: int
-    cut_bytes: int
-    cut_lines: int
-    total_bytes: int
-    total_lines: int
-    whole_lines: bool
-    budget: HeadTailBudget
-    spill_path: str | None = None
-
-    @property
-    def marker(self) -> str | None:
-        """The marker that stands between the ends, or None when nothing was cut."""
-        if not self.truncated:
-            return None
-        return head_tail_marker(self)
-
-    @property
-    def payload(self) -> str:
-        """The head, the marker, the tail; the kept text alone when nothing was cut."""
-        marker = self.marker
-        if marker is None:
-            return self.head + self.tail
-        joint = "" if not self.head or self.head.endswith("\n") else "\n"
-        return f"{self.head}{joint}{marker}\n{self.tail}"
-
-    def with_spill(self, spill_path: str | None) -> HeadTailCut:
-        """The same cut, its marker naming a spill file that now exists."""
-        return dataclasses.replace(self, spill_path=spill_path)
-
-
-def head_tail_marker(cut: HeadTailCut) -> str:
-    """The marker between a cut's ends (module docstring)."""
-    where = _where_the_rest_is(cut.spill_path)
-    limit = cut.budget.label
-    if cut.whole_lines:
-        return (
-            f"[truncated: kept the first {cut.head_lines} and the last {cut.tail_lines} of "
-            f"{cut.total_lines} lines; {cut.cut_lines} lines ({cut.cut_bytes} bytes) cut here; "
-            f"limit {limit}. {where}]"
-        )
-    if cut.total_lines <= 1:
-        whole = f"a single {cut.total_bytes}-byte line"
-    else:
-        whole = f"{cut.total_bytes} bytes in {cut.total_lines} lines"
-    return (
-        f"[truncated: kept the first {cut.head_bytes} and the last {cut.tail_bytes} bytes of "
-        f"{whole}; {cut.cut_bytes} bytes cut here; limit {limit}. {where}]"
-    )
-
-
-def gap_marker(
-    *, dropped_bytes: int, dropped_newlines: int, head_ceiling_bytes: int, tail_ceiling_bytes: int
-) -> str:
-    """The line a spill holds where its capture dropped the middle of the stream."""
-    return (
-        f"[truncated: {dropped_bytes} bytes ({dropped_newlines} lines) not kept here; "
-        f"the capture keeps the first {format_size(head_ceiling_bytes)} and the last "
-        f"{format_size(tail_ceiling_bytes)}.]"
-    )
-
-
-def cut_head_tail(
-    source: Retained | bytes, *, budget: HeadTailBudget, spill_path: str | None = None
-) -> HeadTailCut:
-    """Cut a retained stream to ``budget``, keeping both ends (module docstring).
-
-    ``spill_path`` names a copy that was actually written.
-    """
-    kept = source if isinstance(source, Retained) else Retained.whole(source)
-    total_bytes, total_lines = kept.total_bytes, kept.total_lines
-    if kept.dropped_bytes == 0:
-        data = kept.head + kept.tail
-        text = data.decode("utf-8", "replace")
-        if count_lines(data) <= budget.max_lines and _utf8_len(text) <= budget.max_bytes:
-            return _uncut(text, len(data), total_lines, budget, spill_path)
-        head_end, head, head_whole = _fit_head(data, budget.head, at_end=True)
-        rest = data[head_end:]
-        tail_start, tail, tail_whole = _fit_tail(rest, budget.tail, at_line_start=head_whole)
-        cut_bytes = tail_start
-        cut_newlines = count_newlines(rest, 0, tail_start)
-        if cut_bytes == 0:
-            return _uncut(head + tail, len(data), total_lines, budget, spill_path)
-    else:
-        head_end, head, head_whole = _fit_head(kept.head, budget.head, at_end=False)
-        tail_start, tail, tail_whole = _fit_tail(
-            kept.tail, budget.tail, at_line_start=kept.tail_at_line_start
-        )
-        cut_bytes = len(kept.head) - head_end + kept.dropped_bytes + tail_start
-        cut_newlines = (
-            count_newlines(kept.head, head_end)
-            + kept.dropped_newlines
-            + count_newlines(kept.tail, 0, tail_start)
-        )
-    head_bytes = head_end
-    tail_bytes = total_bytes - head_bytes - cut_bytes
-    return HeadTailCut(
-        head=head,
-        tail=tail,
-        truncated=True,
-        head_bytes=head_bytes,
-        tail_bytes=tail_bytes,
-        head_lines=count_lines(head.encode()) if head else 0,
-        tail_lines=count_lines(tail.encode()) if tail else 0,
-        cut_bytes=cut_bytes,
-        cut_lines=cut_newlines,
-        total_bytes=total_bytes,
-        total_lines=total_lines,
-        whole_lines=head_whole and tail_whole,
-        budget=budget,
-        spill_path=spill_path,
-    )
-
-
-def _uncut(
-    text: str, total_bytes: int, total_lines: int, budget: HeadTailBudget, spill_path: str | None
-) -> HeadTailCut:
-    return HeadTailCut(
-        head=text,
-        tail="",
-        truncated=False,
-        head_bytes=total_bytes,
-        tail_bytes=0,
-        head_lines=total_lines,
-        tail_lines=0,
-        cut_bytes=0,
-        cut_lines=0,
-        total_bytes=total_bytes,
-        total_lines=total_lines,
-        whole_lines=True,
-        budget=budget,
-        spill_path=spill_path,
-    )
-
-
-def _utf8_len(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
-
-
-def _decoded_within(part: bytes, max_bytes: int) -> tuple[str, int]:
-    """``part`` as text, and how far its U+FFFD repairs carry it past ``max_bytes``."""
-    text = part.decode("utf-8", "replace")
-    if "\ufffd" not in text:
-        return text, 0
-    return text, _utf8_len(text) - max_bytes
-
-
-def _fit_head(data: bytes, budget: Budget, *, at_end: bool) -> tuple[int, str, bool]:
-    """Where the kept head ends, its text, and whether it is whole lines.
-
-    Whole lines within both limits; when not one fits, a char-safe prefix of
-    the first line. ``at_end``: ``data`` ends where the stream ends, so a
-    final unterminated line is complete.
-    """
-    limit = budget.max_bytes
-    while True:
-        window = min(len(data), limit)
-        nl = nth_newline(data, budget.max_lines, 0, window)
-        whole = True
-        if nl >= 0:
-            end = nl + 1
-        elif at_end and len(data) <= limit:
-            end = len(data)
-        else:
-            end = data.rfind(b"\n", 0, window) + 1
-        if end == 0 and data:
-            end, whole = _prefix_end(data, window), False
-        text, excess = _decoded_within(data[:end], budget.max_bytes)
-        if excess <= 0:
-            return end, text, whole
-        limit = max(0, limit - excess)
-
-
-def _fit_tail(data: bytes, budget: Budget, *, at_line_start: bool) -> tuple[int, str, bool]:
-    """Where the kept tail starts, its text, and whether it is whole lines.
-
-    The last whole lines within both limits; when not one fits, a char-safe
-    suffix of the last line. ``at_line_start``: ``data`` begins a line.
-    """
-    body_end = len(data) - 1 if data and data[-1] == _NL else len(data)
-    limit = budget.max_bytes
-    while True:
-        window_start = max(0, len(data) - limit)
-        # A newline just before the window makes its first byte a line start.
-        lo = max(0, window_start - 1)
-        nl = nth_newline_from_end(data, budget.max_lines, lo, body_end)
-        whole = True
-        if nl >= 0:
-            start = nl + 1
-        elif window_start == 0 and at_line_start:
-            start = 0
-        else:
-            first = data.find(b"\n", lo, body_end)
-            if first >= 0:
-                start = first + 1
-            else:
-                start, whole = _suffix_start(data, window_start), False
-        text, excess = _decoded_within(data[start:], budget.max_bytes)
-        if excess <= 0:
-            return start, text, whole
-        limit = max(0, limit - excess)

@@ -27,6 +27,7 @@ Pieces:
     nth_newline     index of the n-th ``\\n`` of ``buf[start:end]``, or -1
     nth_newline_from_end  index of the n-th ``\\n`` counted back from ``end``, or -1
     count_and_find  the count of a span and where its n-th ``\\n`` is (from either end)
+    count_lines     lines as the markers count them (a final unterminated one counts)
 """
 
 from __future__ import annotations
@@ -187,3 +188,10 @@ def nth_newline_from_end(buf: Buffer, n: int, start: int = 0, end: int | None = 
         if at < 0:
             return -1
     return at
+
+
+def count_lines(data: bytes) -> int:
+    """Newline-terminated lines, plus a final unterminated one."""
+    if not data:
+        return 0
+    return count_newlines(data) + (0 if data[-1] == 0x0A else 1)

@@ -49,6 +49,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from toolbound.bounds.utf8 import utf8_len
+
 # A terminal screen is rarely taller than this; docker and compose redraw at
 # most one line per build step or service, far fewer.
 MAX_ROWS = 200
@@ -95,10 +97,6 @@ class Shown:
         return self.styling_bytes + self.collapsed_bytes
 
 
-def _utf8_len(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-
-
 def _moves_cursor(token: str) -> bool:
     if token.startswith("\x1b["):
         return token[-1] in _CURSOR_FINALS
@@ -123,7 +121,7 @@ def strip_styling(text: str) -> Shown:
         if _moves_cursor(token):
             kept.append(token)
         else:
-            styling += _utf8_len(token)
+            styling += utf8_len(token)
     kept.append(text[at:])
     return Shown("".join(kept), styling, 0)
 
@@ -211,7 +209,7 @@ class TerminalCollapser:
 
     def feed(self, text: str) -> str:
         """Take the next chunk; the text of the lines that became final."""
-        self._in_bytes += _utf8_len(text)
+        self._in_bytes += utf8_len(text)
         text = self._pending + text
         self._pending = ""
         hold = _open_tail(text)
@@ -245,7 +243,7 @@ class TerminalCollapser:
             return ""
         out = "".join(self._final)
         self._final.clear()
-        self._shown_bytes += _utf8_len(out)
+        self._shown_bytes += utf8_len(out)
         return out
 
     def _run(self, text: str) -> None:
@@ -304,7 +302,7 @@ class TerminalCollapser:
         elif token == "\x1bM":
             self._row = max(0, self._row - 1)
         else:
-            self.styling_bytes += _utf8_len(token)
+            self.styling_bytes += utf8_len(token)
 
     def _csi(self, token: str) -> None:
         final = token[-1]

@@ -1,6 +1,6 @@
 """The last guard of a fit: a result's whole model text kept within the client's cap.
 
-The tools already cut to budgets shrunk to the cap (``shrink.budget_for``);
+The tools already cut to budgets shrunk to the cap (``shrink.Budgets``);
 what their markers, notices and labels add can still pass it. This guard
 makes sure the harness never cuts: a text over the cap keeps its first and
 last whole lines, half the room each, with ``markers.fit_marker`` between. The
@@ -15,8 +15,7 @@ Pieces:
 from __future__ import annotations
 
 from toolbound.bounds import markers
-from toolbound.bounds.newlines import count_newlines, nth_newline, nth_newline_from_end
-from toolbound.bounds.truncate import count_lines
+from toolbound.bounds.newlines import count_lines, count_newlines, nth_newline, nth_newline_from_end
 
 # The most a marker takes: its numbers at their widest.
 _MARKER_ROOM = len(

@@ -34,6 +34,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from toolbound import notices
 from toolbound.edit.replace import EditPlan
 from toolbound.edit.text import Text, count_newlines, line_end, line_start
 from toolbound.limits import Budget
@@ -277,13 +278,15 @@ def render_diff(
     notes: list[str] = []
     if truncated:
         notes.append(
-            f"The diff was cut after {len(sink.kept)} of {sink.offered} lines (limit "
-            f"{budget.label}); the change itself was made in full. Read {shown} to see the rest."
+            notices.diff_cut(
+                kept=len(sink.kept),
+                total=sink.offered,
+                budget=budget,
+                made="the change itself was made",
+                read=shown,
+            )
         )
     if clipped:
-        notes.append(
-            f"{clipped} diff line{'s' if clipped != 1 else ''} longer than {max_line_chars} "
-            "characters shown clipped."
-        )
+        notes.append(notices.diff_clipped(max_line_chars, clipped))
     text = "\n".join(sink.kept) + ("\n" if sink.kept else "")
     return BoundedDiff(text, truncated or clipped > 0, " ".join(notes) or None)

@@ -1,9 +1,11 @@
 """Bounded capture of one output stream (seed "Bash capture retention").
 
 A command may write gigabytes; the host keeps a bounded copy and counts the
-rest. stdout keeps its *first* ``max_bytes`` / ``max_lines`` (a head), stderr
-its *last* ones (a ring), because a failing command's actionable message is
-the last thing it printed. Both count every byte and line they saw, so the
+rest. Under the seed's table stdout keeps its *first* ``max_bytes`` /
+``max_lines`` (a head), stderr its *last* ones (a ring), because a failing
+command's actionable message is the last thing it printed; the economy
+profile keeps both ends of each (half the ceiling each). ``capture_for``
+makes the one a stream's ``keep`` asks for. Both count every byte and line they saw, so the
 result can report ``totals`` and ``omitted``. Lines are counted the way the
 markers count them: newline-terminated lines plus a final unterminated one.
 
@@ -19,7 +21,9 @@ Pieces:
     head_room    the prefix of a chunk that fits a remaining byte/line room
     HeadCapture  keeps the first bytes and lines (stdout; also the live-chunk gate)
     TailCapture  keeps the last bytes and lines (stderr), a ring
-    capture_for  the capture a stream uses: head for stdout, tail for stderr
+    BothEndsCapture  keeps both ends (``bounds.headtail.HeadTailCapture``) behind a
+                 HeadCapture's interface; retained() -> Retained
+    capture_for  the capture a stream's ``keep`` asks for: head, tail or both ends
 """
 
 from __future__ import annotations
@@ -29,9 +33,9 @@ import collections
 import threading
 from dataclasses import dataclass
 
-from toolbound.bounds import count_lines
-from toolbound.bounds.newlines import count_newlines, nth_newline, nth_newline_from_end
-from toolbound.limits import Keep
+from toolbound.bounds.headtail import HeadTailCapture, Retained
+from toolbound.bounds.newlines import count_lines, count_newlines, nth_newline, nth_newline_from_end
+from toolbound.limits import Budget, Ends, Keep
 
 _NL = 0x0A
 
@@ -341,8 +345,58 @@ def _last_lines_start(data: bytes, max_lines: int) -> int:
     return nth_newline_from_end(data, max_lines, 0, end) + 1
 
 
-def capture_for(keep: Keep, *, max_bytes: int, max_lines: int) -> HeadCapture | TailCapture:
-    """stdout keeps its head, stderr its tail (seed section 6, rule 2)."""
+class BothEndsCapture(HeadCapture):
+    """Keeps a stream's first ``head`` and last ``tail`` bytes and lines.
+
+    ``bounds.headtail.HeadTailCapture`` keeps both ends and counts what it
+    dropped between them; every method a reader calls (``feed``, ``reserve``,
+    ``commit``, ``finish``) is this class's own, so a reader keeps both ends
+    without knowing it. Past the head, each read is copied once into the
+    tail's ring (the ring keeps the bytes anyway); ``retained()`` is what the
+    Bash tool shapes.
+    """
+
+    def __init__(self, *, head: Budget, tail: Budget) -> None:
+        super().__init__(max_bytes=head.max_bytes, max_lines=head.max_lines)
+        self._ends = HeadTailCapture(head=head, tail=tail)
+        self._read = bytearray()
+
+    @property
+    def full(self) -> bool:
+        """Never: the tail keeps taking the stream's last bytes."""
+        return False
+
+    def feed(self, data: bytes) -> bytes:
+        self._ends.feed(data)
+        return data
+
+    def reserve(self, size: int) -> memoryview:
+        if len(self._read) < size:
+            self._read = bytearray(size)
+        return memoryview(self._read)[:size]
+
+    def commit(self, n: int) -> None:
+        self._ends.feed(bytes(memoryview(self._read)[:n]))
+
+    def retained(self) -> Retained:
+        """Both ends as kept, and what was dropped between them."""
+        return self._ends.finish()
+
+    def finish(self) -> Captured:
+        """The head, with the whole stream's totals (as a HeadCapture reports it)."""
+        self._read = bytearray()
+        kept = self._ends.finish()
+        return Captured(kept.head, "head", kept.total_bytes, kept.total_lines)
+
+
+def capture_for(
+    keep: Ends, *, max_bytes: int, max_lines: int
+) -> HeadCapture | TailCapture | BothEndsCapture:
+    """The capture of a stream that keeps ``keep`` within the ceiling: stdout's head
+    and stderr's tail (seed section 6, rule 2), or both ends, half the ceiling each."""
     if keep == "head":
         return HeadCapture(max_bytes=max_bytes, max_lines=max_lines)
-    return TailCapture(max_bytes=max_bytes, max_lines=max_lines)
+    if keep == "tail":
+        return TailCapture(max_bytes=max_bytes, max_lines=max_lines)
+    half = Budget(max_bytes=max_bytes // 2, max_lines=max_lines // 2)
+    return BothEndsCapture(head=half, tail=half)

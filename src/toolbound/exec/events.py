@@ -137,7 +137,6 @@ class CallEvents:
                 call.tool_call_id,
                 seq,
                 result,
-                profile=call.profile,
                 fit=call.fit,
                 wire=True,
             ),

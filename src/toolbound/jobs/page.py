@@ -1,7 +1,7 @@
 """One stream's page of a job's output: its log from ``since``, within the shell budget.
 
 stdout keeps its head and stderr its tail, as in a Bash result, with the
-seed's markers naming the log file (``truncate_to``, ``Cut.with_spill``): a
+seed's markers naming the log file (``bounds.cut``, ``Cut.with_spill``): a
 stdout page stops at the budget and its ``next`` is where the shown part ends,
 so the next JobOutput goes on from there; a stderr page shows the last part of
 the range and its ``next`` is the end. A stdout page never runs across the part
@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from toolbound.bounds import Cut, truncate_to
+from toolbound.bounds import Cut, cut
 from toolbound.bounds.newlines import nth_newline
-from toolbound.bounds.truncate import _prefix_end
+from toolbound.bounds.utf8 import prefix_end
 from toolbound.jobs.log import Span, StreamLog
 from toolbound.limits import Budget, Keep
 
@@ -53,7 +53,7 @@ def _head_end(data: bytes, cut: Cut) -> int:
     if cut.fired not in ("bytes", "lines"):
         return len(data)
     if cut.single_line_bytes is not None:
-        return _prefix_end(data, cut.max_bytes)
+        return prefix_end(data, cut.max_bytes)
     return nth_newline(data, cut.kept_lines) + 1
 
 
@@ -84,22 +84,15 @@ def _page(log: StreamLog, since: int, budget: Budget, keep: Keep, *, running: bo
     rest = log.lines_between(
         seg.start if keep == "head" else since, shown_end if reaches_end else end
     )
-    cut = truncate_to(
-        data,
-        max_bytes=budget.max_bytes,
-        max_lines=budget.max_lines,
-        keep=keep,
-        total_bytes=rest.bytes,
-        total_lines=rest.lines,
-    )
-    if cut.truncated:
-        cut = cut.with_spill(str(log.path))
+    shown = cut(data, budget, keep=keep, total_bytes=rest.bytes, total_lines=rest.lines)
+    if shown.truncated:
+        shown = shown.with_spill(str(log.path))
     omitted = Span()
     if gap is not None and since < gap[1]:
         omitted = log.lines_between(max(since, gap[0]), gap[1])
     next_pos = shown_end
     if keep == "head":
-        next_pos = seg.start + _head_end(data, cut)
+        next_pos = seg.start + _head_end(data, shown)
         if gap is not None and next_pos == gap[0]:
             next_pos = gap[1]
-    return StreamPage(cut, next_pos, omitted)
+    return StreamPage(shown, next_pos, omitted)

@@ -26,9 +26,8 @@ from typing import TYPE_CHECKING
 
 from toolbound import notices
 from toolbound.arguments import filled
-from toolbound.limits import Limits
+from toolbound.limits import Limits, ProfileName
 from toolbound.listeners import JOB_ID_PREFIX, CallListener, CallStart
-from toolbound.model_text import Profile
 from toolbound.paths import Roots
 from toolbound.results import ErrorCode, Stream, ToolError
 from toolbound.scratch import Scratch
@@ -61,7 +60,7 @@ class JobTable:
         roots: Roots,
         sandbox: SandboxPolicy,
         listeners: Callable[[], tuple[CallListener, ...]],
-        profile: Profile = "exact",
+        profile: ProfileName = "exact",
     ) -> None:
         self.session_id = session_id
         self.profile = profile

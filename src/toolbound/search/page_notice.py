@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from toolbound import notices
-from toolbound.limits import Limits
+from toolbound.limits import Budget, Limits
 from toolbound.models.grep import GrepArgs
 from toolbound.search.rg import RgOutcome
 
@@ -21,9 +21,13 @@ from toolbound.search.rg import RgOutcome
 class PageNotice:
     """Builds one page's notice, shared by the three output modes."""
 
-    def __init__(self, args: GrepArgs, limits: Limits, outcomes: Sequence[RgOutcome]) -> None:
+    def __init__(
+        self, args: GrepArgs, limits: Limits, outcomes: Sequence[RgOutcome], *, budget: Budget
+    ) -> None:
+        """``budget`` is the one the page was cut to (the call's, ``shrink.SearchPage``)."""
         self.args = args
         self.limits = limits
+        self.budget = budget
         self.stopped = next((o.stopped for o in outcomes if o.stopped), None)
         self.skipped = sum(o.skipped_paths for o in outcomes)
         self.first_skipped = next((o.first_skipped for o in outcomes if o.first_skipped), None)
@@ -46,7 +50,7 @@ class PageNotice:
                 notices.next_page(offset=self.args.offset, shown=shown, narrow=notices.GREP_NARROW)
             )
             if stopped_by in ("bytes", "lines"):
-                s.append(notices.budget_reached(self.limits.search))
+                s.append(notices.budget_reached(self.budget))
         elif shown == 0 and self.args.offset > 0 and available == 0:
             s.append(notices.past_the_end(self.args.offset))
         if clipped:

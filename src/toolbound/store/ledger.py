@@ -45,9 +45,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
+from toolbound.bounds.utf8 import utf8_len
 from toolbound.fit import Fit
 from toolbound.listeners import is_job_call
-from toolbound.model_text import Profile, model_text
+from toolbound.model_text import model_text
 from toolbound.store.conn import Conn
 from toolbound.store.tokens import estimate_tokens, image_tokens
 
@@ -79,7 +80,7 @@ def measure(tool: str, result: dict[str, Any], text: str) -> Measure:
     """The figures of one call of ``tool`` whose result was ``result``, sent as ``text``."""
     return Measure(
         model_tokens=estimate_tokens(text) + _image_tokens(tool, result),
-        model_bytes=_utf8_len(text),
+        model_bytes=utf8_len(text),
         elided_bytes=elided_bytes(tool, result),
         spilled_bytes=spilled_bytes(result),
         reread_avoided=tool == "Read" and result.get("unchanged") is True,
@@ -122,11 +123,11 @@ def elided_bytes(tool: str, result: dict[str, Any]) -> int:
     try:
         if tool == "Bash":
             return sum(
-                max(0, int(result["totals"][s]["bytes"]) - _utf8_len(result[s])) for s in _STREAMS
+                max(0, int(result["totals"][s]["bytes"]) - utf8_len(result[s])) for s in _STREAMS
             )
         whole_file = result.get("offset") == 0 and result.get("totalLines") is not None
         if tool == "Read" and whole_file and result.get("unchanged") is not True:
-            return max(0, int(result["fileBytes"]) - _utf8_len(result["content"]))
+            return max(0, int(result["fileBytes"]) - utf8_len(result["content"]))
     except (KeyError, TypeError, ValueError, AttributeError):
         return 0  # a stored row of another shape: nothing it tells
     return 0
@@ -144,10 +145,6 @@ def spilled_bytes(result: dict[str, Any]) -> int:
             with contextlib.suppress(OSError):
                 total += os.stat(path).st_size
     return total
-
-
-def _utf8_len(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
 
 
 _FIGURES = ("modelTokens", "modelBytes", "elidedBytes", "spilledBytes")
@@ -179,7 +176,7 @@ def read_ledger(conn: Conn, session_id: str) -> dict[str, Any]:
     tools: dict[str, dict[str, int]] = {}
     total = _zero()
     for row in rows:
-        call_id, tool, started_at, profile, client, fit_bytes, fit_lines = row[:7]
+        call_id, tool, started_at, _profile, client, fit_bytes, fit_lines = row[:7]
         tokens, size, elided, spilled, reread, result = row[7:]
         if is_job_call(call_id):
             continue  # a job's own output: the model reads it through JobOutput calls
@@ -187,7 +184,7 @@ def read_ledger(conn: Conn, session_id: str) -> dict[str, Any]:
             figures = Measure(tokens, size, elided, spilled, bool(reread))
         elif result is not None:
             fit = Fit(client, fit_bytes, fit_lines)
-            figures = _measured_now(tool, json.loads(result), profile, fit)
+            figures = _measured_now(tool, json.loads(result), fit)
         else:
             continue  # no result yet: nothing reached the model
         entry = {
@@ -217,7 +214,7 @@ def read_ledger(conn: Conn, session_id: str) -> dict[str, Any]:
     }
 
 
-def _measured_now(tool: str, result: dict[str, Any], profile: str, fit: Fit) -> Measure:
+def _measured_now(tool: str, result: dict[str, Any], fit: Fit) -> Measure:
     """A call recorded before the ledger: measured from its stored result."""
-    text = model_text(tool, result, profile=cast(Profile, profile), fit=fit)
+    text = model_text(tool, result, fit=fit)
     return measure(tool, result, text)

@@ -64,9 +64,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolbound.fit import NO_FIT, Fit
-from toolbound.limits import DEFAULT_LIMITS, Limits
+from toolbound.limits import DEFAULT_LIMITS, Limits, ProfileName
 from toolbound.listeners import CallListener, CallStart, is_job_call
-from toolbound.model_text import Profile, model_text
+from toolbound.model_text import model_text
 from toolbound.store.backend import connect_unwaiting
 from toolbound.store.conn import CHANNEL, Backend, CallRows, Conn
 from toolbound.store.ledger import measure
@@ -94,7 +94,7 @@ class CallHandle:
     _recorder: CallRecorder
     tool_call_id: str
     tool: str
-    profile: Profile
+    profile: ProfileName
     # The client's per-result cap the call's model text is kept within.
     fit: Fit = NO_FIT
     done: concurrent.futures.Future[None] = field(default_factory=concurrent.futures.Future)
@@ -207,7 +207,7 @@ class CallRecorder(CallListener):
         tool: str,
         args: object,
         *,
-        profile: Profile = "exact",
+        profile: ProfileName = "exact",
         fit: Fit = NO_FIT,
     ) -> CallHandle:
         """Queue a call's start; the returned handle records its events.
@@ -462,7 +462,7 @@ class CallRecorder(CallListener):
                 result = event["result"]
                 text = event.get("text")
                 if not isinstance(text, str):
-                    text = model_text(handle.tool, result, profile=handle.profile)
+                    text = model_text(handle.tool, result)
                 rows.ledger = measure(handle.tool, result, text).row()
             rows.drops = [
                 (s, b.dropped_chunks, b.dropped_bytes)
@@ -539,7 +539,7 @@ class CallRecorder(CallListener):
         result = event["result"]
         text = event.get("text")
         if not isinstance(text, str):
-            text = model_text(handle.tool, result, profile=handle.profile, fit=handle.fit)
+            text = model_text(handle.tool, result, fit=handle.fit)
         conn.execute(
             "INSERT INTO tool_call_ledger (call_id, model_tokens, model_bytes, elided_bytes,"
             " spilled_bytes, reread_avoided) VALUES (?, ?, ?, ?, ?, ?)"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolbound.fit import Fit
-from toolbound.model_text import Profile
+from toolbound.limits import ProfileName
 from toolbound.results import ResultEvent
 from toolbound.store.conn import Conn
 
@@ -79,7 +79,7 @@ def read_dropped(
 class _Call:
     id: int
     tool: str
-    profile: Profile
+    profile: ProfileName
     fit: Fit
 
 
@@ -114,12 +114,11 @@ def _event_wire(
             "seq": seq,
             "data": data,
         }
-    # Rendered for the profile and fit the call was sent under: the text as the model read it.
+    # Rendered for the fit the call was sent under: the text as the model read it.
     return ResultEvent.of(
         call.tool,
         tool_call_id,
         seq,
         json.loads(result or "null"),
-        profile=call.profile,
         fit=call.fit,
     )

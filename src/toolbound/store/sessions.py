@@ -35,8 +35,7 @@ from types import TracebackType
 from typing import Any
 
 from toolbound.fit import Fit
-from toolbound.limits import DEFAULT_LIMITS, Limits
-from toolbound.model_text import Profile
+from toolbound.limits import DEFAULT_LIMITS, Limits, ProfileName
 from toolbound.paths import default_data_dir
 from toolbound.scratch import Scratch, SessionIdError, check_session_id
 from toolbound.store.backend import SqliteBackend, open_backend
@@ -229,7 +228,7 @@ class SessionStore:
         with self._read() as conn:
             return read_call_fits(conn, session_id)
 
-    def call_profiles(self, session_id: str) -> dict[str, Profile]:
+    def call_profiles(self, session_id: str) -> dict[str, ProfileName]:
         """The profile each of the session's calls was rendered for (``store.summaries``)."""
         with self._read() as conn:
             return read_call_profiles(conn, session_id)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolbound.fit import Fit
-from toolbound.model_text import Profile
+from toolbound.limits import ProfileName
 from toolbound.store.conn import Conn
 from toolbound.store.ledger import read_ledger
 
@@ -133,7 +133,7 @@ def read_call_fits(conn: Conn, session_id: str) -> dict[str, Fit]:
     return {call_id: Fit(client, size, lines) for call_id, client, size, lines in rows}
 
 
-def read_call_profiles(conn: Conn, session_id: str) -> dict[str, Profile]:
+def read_call_profiles(conn: Conn, session_id: str) -> dict[str, ProfileName]:
     """The profile each of the session's calls was rendered for, by tool call id.
 
     An id used more than once gives the latest call's, as the replay does.

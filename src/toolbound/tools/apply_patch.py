@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
+from toolbound import notices
 from toolbound.bounds.binary import sniff_binary
 from toolbound.context import ToolContext
 from toolbound.edit.atomic import sweep_temp_files, temp_name, write_all
@@ -411,31 +412,25 @@ def _bounded(
         kept.append(line)
     text = "".join(f"{line}\n" for line in kept)
     if len(kept) < len(lines):
-        return (
-            text,
-            True,
-            f"The diff was cut after {len(kept)} of {len(lines)} lines (limit {budget.label}); "
-            "the patch itself was applied in full. Read the files to see the rest.",
+        cut = notices.diff_cut(
+            kept=len(kept),
+            total=len(lines),
+            budget=budget,
+            made="the patch itself was applied",
+            read="the files",
         )
+        return text, True, cut
     if clipped:
-        return text, True, f"Diff lines longer than {max_line_chars} characters are shown clipped."
+        return text, True, notices.diff_clipped(max_line_chars)
     return text, False, None
 
 
 def _already_notice(entries: Sequence[PatchFile]) -> str | None:
     hunks = [h for e in entries for h in e.hunks]
-    done = sum(1 for h in hunks if h.already_applied)
-    if entries and all(e.already_applied for e in entries):
-        return (
-            "The patch was already applied: every file already is as it makes it; nothing "
-            "was written."
-        )
-    if done:
-        return (
-            f"{done} chunk{'s were' if done != 1 else ' was'} already applied (the new lines "
-            "were in the file) and left as they are."
-        )
-    return None
+    return notices.patch_already_applied(
+        every_file=bool(entries) and all(e.already_applied for e in entries),
+        chunks=sum(1 for h in hunks if h.already_applied),
+    )
 
 
 def _apply(args: ApplyPatchArgs, ctx: ToolContext) -> ApplyPatchResult:
@@ -472,9 +467,9 @@ def _apply(args: ApplyPatchArgs, ctx: ToolContext) -> ApplyPatchResult:
                 digest=content_digest(state.new),
             )
     diff, truncated, notice = _bounded(plan.diffs, ctx.limits.search, ctx.limits.max_line_chars)
-    notices = [n for n in (_already_notice(plan.entries), notice) if n]
+    said = [n for n in (_already_notice(plan.entries), notice) if n]
     return ApplyPatchResult(
-        files=plan.entries, diff=diff, truncated=truncated, notice=" ".join(notices) or None
+        files=plan.entries, diff=diff, truncated=truncated, notice=notices.join(said)
     )
 
 

@@ -5,15 +5,16 @@ descriptor, when given) through ``exec.run`` (spawn, watch the deadline and
 the call's abort, stop or reap what lingers, drain: the run a background job
 shares), its two readers feeding this call's captures (stdout's head,
 stderr's tail) and emitting live chunks. Then each stream's capture is shaped
-through ``truncate_to`` (stdout head, stderr tail), spilling the fuller
+through ``bounds.cut`` (stdout head, stderr tail), spilling the fuller
 captured copy of a cut stream; invalid UTF-8 is counted for the notice.
 
-Under the economy profile (CONTRACT section 8) both streams are captured at
-both ends (``exec.both_ends``: half the capture ceiling each), and shaping
-shows each end as a terminal would (``\r`` and erase-line rewrites
-collapsed, styling removed: ``bounds.headtail.shown_ends``) before it is cut
-to the economy budget, head and tail with the marker between
-(``cut_head_tail``); the spill holds both shown ends. The budgets shrink as
+Each stream keeps the end(s) the call's budgets say (``ctx.budgets.streams``).
+Under the economy profile (CONTRACT section 8) that is both ends: captured
+at both ends (``exec.capture.capture_for``: half the capture ceiling each),
+shown as a terminal would show them (``\r`` and erase-line rewrites
+collapsed, styling removed: ``bounds.headtail.shown_ends``), then cut to
+the economy budget, head and tail with the marker between (``cut`` with
+``keep="both"``); the spill holds both shown ends. The budgets shrink as
 the context fills (``toolbound.shrink``). The chunks keep the raw bytes;
 ``totals`` and ``omitted`` count the raw stream, so what the model did not
 see is ``totals`` minus what it did.
@@ -32,11 +33,11 @@ import time
 from dataclasses import dataclass
 
 from toolbound import notices
-from toolbound.bounds import Cut, truncate_to
-from toolbound.bounds.headtail import HeadTailBudget, Retained, cut_head_tail, shown_ends
+from toolbound.bounds import Cut, cut
+from toolbound.bounds.headtail import HeadTailBudget, Retained, shown_ends
 from toolbound.exec import sandbox
-from toolbound.exec.both_ends import BothEndsCapture
 from toolbound.exec.capture import (
+    BothEndsCapture,
     Captured,
     HeadCapture,
     TailCapture,
@@ -49,11 +50,10 @@ from toolbound.exec.stopping import signal_name
 from toolbound.exec.tree import Tree
 from toolbound.jobs.models import JobStartResult
 from toolbound.jobs.table import require
-from toolbound.limits import Budget, Keep, Limits
+from toolbound.limits import Budget, Limits
 from toolbound.models.bash import BashArgs, BashResult, SpillPaths, StreamCounts, StreamPair
 from toolbound.results import Stream
 from toolbound.scratch import Scratch
-from toolbound.shrink import budget_for
 from toolbound.tools import ToolContext
 
 # Economy: ends up to this size are collapsed on the loop, larger ones in a
@@ -137,22 +137,11 @@ async def _shape_exact(
     """The seed's shaping: stdout's head and stderr's tail, each to its budget."""
     limits = ctx.limits
     out_held, err_held = captures.stdout.finish(), captures.stderr.finish()
-    out_budget, err_budget = _fitted_pair(ctx, limits.shell_stdout, limits.shell_stderr)
+    out_budget, err_budget = (stream.budget for stream in ctx.budgets.streams(limits))
     out = await _shaped(out_held, out_budget, "stdout", ctx.scratch, limits=limits)
     err = await _shaped(err_held, err_budget, "stderr", ctx.scratch, limits=limits)
     invalid = await _invalid_bytes(out_held, err_held)
     return out, err, invalid
-
-
-def _fitted_pair(ctx: ToolContext, out: Budget, err: Budget) -> tuple[Budget, Budget]:
-    """The seed's stream budgets within the client's per-result cap (``ctx.fit``), which
-    the two streams share in proportion to their budgets; unchanged without a cap."""
-    if not ctx.fit.capped:
-        return out, err
-    out_share = out.max_bytes / (out.max_bytes + err.max_bytes)
-    fitted_out, _ = budget_for(ctx, "Bash stdout", out, share=out_share)
-    fitted_err, _ = budget_for(ctx, "Bash stderr", err, share=1.0 - out_share)
-    return fitted_out, fitted_err
 
 
 async def _shaped(
@@ -171,53 +160,43 @@ async def _shape_economy(
 ) -> tuple[Shaped, Shaped, dict[Stream, int], list[str]]:
     """The economy profile's shaping: both ends of each stream as a terminal shows
     them, cut to the (maybe shrunken) economy budgets; the notice sentences it adds."""
-    economy = ctx.limits.economy
     said: list[str] = []
     shaped: list[Shaped] = []
     invalid: dict[Stream, int] = {}
-    streams: tuple[tuple[Stream, Budget, float], ...] = (
-        ("stdout", economy.shell_stdout, economy.stdout_head_share),
-        ("stderr", economy.shell_stderr, economy.stderr_head_share),
-    )
-    total_bytes = economy.shell_stdout.max_bytes + economy.shell_stderr.max_bytes
-    for capture, (label, base, head_share) in zip(ends, streams, strict=True):
-        # The two streams share the client's cap in proportion to their budgets.
-        share = base.max_bytes / total_bytes
-        budget, shrunk = budget_for(ctx, f"Bash {label}", base, share=share)
+    labels: tuple[Stream, Stream] = ("stdout", "stderr")
+    streams = ctx.budgets.streams(ctx.limits)
+    for capture, label, stream in zip(ends, labels, streams, strict=True):
         raw = capture.retained()
-        stream, collapsed = await shape_ends(
+        shaped_stream, collapsed = await shape_ends(
             raw,
-            HeadTailBudget.split(budget, head_share=head_share),
+            HeadTailBudget.split(stream.budget, head_share=stream.head_share),
             label,
             ctx.scratch,
             limits=ctx.limits,
         )
-        shaped.append(stream)
+        shaped.append(shaped_stream)
         invalid[label] = _invalid_in_ends(raw)
         if collapsed:
             said.append(notices.collapsed(label, collapsed))
-        if shrunk and stream.truncated:
-            said.append(shrunk)
+        if stream.sentence and shaped_stream.truncated:
+            said.append(stream.sentence)
     return shaped[0], shaped[1], invalid, said
 
 
 def _captures(ctx: ToolContext) -> _Captures:
-    """The captures a call's readers feed: stdout's head and stderr's tail, or
-    under the economy profile both ends of each (half the ceiling each)."""
+    """The captures a call's readers feed: each stream's keeps the end(s) its
+    result keeps (the profile's): stdout's head and stderr's tail, or both ends
+    of each (half the ceiling each)."""
     limits = ctx.limits
-    if ctx.profile == "economy":
-        half = Budget(
-            max_bytes=limits.capture_max_bytes // 2, max_lines=limits.capture_max_lines // 2
+    out, err = (
+        capture_for(
+            stream.keep, max_bytes=limits.capture_max_bytes, max_lines=limits.capture_max_lines
         )
-        ends = (BothEndsCapture(head=half, tail=half), BothEndsCapture(head=half, tail=half))
-        return _Captures(ends[0], ends[1], ends)
-
-    def seed_capture(keep: Keep) -> HeadCapture | TailCapture:
-        return capture_for(
-            keep, max_bytes=limits.capture_max_bytes, max_lines=limits.capture_max_lines
-        )
-
-    return _Captures(seed_capture("head"), seed_capture("tail"))
+        for stream in ctx.budgets.profile.streams(limits)
+    )
+    if isinstance(out, BothEndsCapture) and isinstance(err, BothEndsCapture):
+        return _Captures(out, err, (out, err))
+    return _Captures(out, err)
 
 
 async def shape_stream(
@@ -226,21 +205,20 @@ async def shape_stream(
     """The model's text for one stream: its capture cut to ``budget``, keeping the
     capture's end; a cut stream's fuller copy is spilled and named in the marker
     (only when the spill file was really written)."""
-    cut = truncate_to(
+    shown = cut(
         captured.data,
-        max_bytes=budget.max_bytes,
-        max_lines=budget.max_lines,
+        budget,
         keep=captured.keep,
         total_bytes=captured.total_bytes,
         total_lines=captured.total_lines,
         edge_line_bytes=captured.edge_line_bytes,
     )
-    if not cut.truncated:
-        return cut
+    if not shown.truncated:
+        return shown
     n = limits.spill_max_bytes
     fuller = captured.data[:n] if captured.keep == "head" else captured.data[-n:]
     path = await asyncio.to_thread(scratch.spill, label, fuller)
-    return cut if path is None else cut.with_spill(str(path))
+    return shown if path is None else shown.with_spill(str(path))
 
 
 async def shape_ends(
@@ -254,18 +232,18 @@ async def shape_ends(
         shown, collapsed = shown_ends(raw)
     else:
         shown, collapsed = await asyncio.to_thread(shown_ends, raw)
-    cut = cut_head_tail(shown, budget=budget)
-    if cut.truncated:
+    both = cut(shown, budget, keep="both")
+    if both.truncated:
         half = min(limits.capture_max_bytes, limits.spill_max_bytes) // 2
         fuller = shown.spill_within(
             limits.spill_max_bytes, head_ceiling_bytes=half, tail_ceiling_bytes=half
         )
         path = await asyncio.to_thread(scratch.spill, label, fuller)
-        cut = cut.with_spill(None if path is None else str(path))
+        both = both.with_spill(None if path is None else str(path))
     stream = Shaped(
-        payload=cut.payload,
-        truncated=cut.truncated,
-        spill_path=cut.spill_path,
+        payload=both.payload,
+        truncated=both.truncated,
+        spill_path=both.spill_path,
         omitted=_counts(raw.dropped_bytes, raw.dropped_newlines),
         totals=_counts(raw.total_bytes, raw.total_lines),
     )

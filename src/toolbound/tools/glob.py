@@ -28,7 +28,7 @@ from toolbound.search.ranking import fit_page, item_size
 from toolbound.search.rg import base_args, raise_if_fatal
 from toolbound.search.scope import Scope, resolve_scope
 from toolbound.search.select import FileSelection
-from toolbound.shrink import noted, search_page
+from toolbound.shrink import SearchPage, noted
 from toolbound.tools import ToolContext
 
 
@@ -41,21 +41,24 @@ def _glob(pattern: str, scope: Scope) -> str:
 
 
 async def run(args: GlobArgs, ctx: ToolContext) -> GlobResult:
-    # Under the economy profile the page and its budget shrink as the context fills.
-    ctx, limit, shrunk = search_page(ctx, "Glob", filled(args.limit))
-    return noted(await _search(args, ctx, limit), shrunk)
+    # The page and its budget are the profile's, shrunk as the context fills.
+    limit = filled(args.limit)
+    page = ctx.budgets.search_page(ctx.limits, "Glob", limit)
+    return noted(await _search(args, ctx, page), page.sentence)
 
 
-async def _search(args: GlobArgs, ctx: ToolContext, limit: int) -> GlobResult:
+async def _search(args: GlobArgs, ctx: ToolContext, page: SearchPage) -> GlobResult:
     scope = await asyncio.to_thread(resolve_scope, ctx.roots, args.path)
     try:
-        return await _search_in(args, ctx, limit, scope)
+        return await _search_in(args, ctx, page, scope)
     finally:
         scope.close()
 
 
-async def _search_in(args: GlobArgs, ctx: ToolContext, limit: int, scope: Scope) -> GlobResult:
-    limits = ctx.limits
+async def _search_in(
+    args: GlobArgs, ctx: ToolContext, page: SearchPage, scope: Scope
+) -> GlobResult:
+    limits, limit, budget = ctx.limits, page.entries, page.budget
     if scope.is_file:
         raise ToolError(
             ErrorCode.INVALID_ARGUMENT,
@@ -81,32 +84,26 @@ async def _search_in(args: GlobArgs, ctx: ToolContext, limit: int, scope: Scope)
 
     def build(n: int, fit_stop: str | None) -> GlobResult:
         more = len(found.ranked) > n
-        sentences: list[str] = []
-        if stopped is not None:
-            sentences.append(notices.stopped(stopped, timeout_s=limits.search_timeout_s))
-        if more:
-            # A page the economy profile shrank is not widened by a higher `limit`.
-            asked = filled(args.limit)
-            can_raise = (
-                fit_stop not in ("bytes", "lines")
-                and limit == asked
-                and limit < limits.glob_limit_max
-            )
-            raise_to = limits.glob_limit_max if can_raise else None
-            sentences.append(notices.more_files(shown=n, raise_to=raise_to))
-            if fit_stop in ("bytes", "lines"):
-                sentences.append(notices.budget_reached(limits.search))
-        if found.outcome.skipped_paths:
-            sentences.append(
-                notices.skipped_paths(
-                    found.outcome.skipped_paths, first=found.outcome.first_skipped
-                )
-            )
+        budget_stopped = fit_stop in ("bytes", "lines")
+        # A page the call's budgets shrank is not widened by a higher `limit`.
+        asked = filled(args.limit)
+        can_raise = not budget_stopped and limit == asked and limit < limits.glob_limit_max
+        notice = notices.glob_page(
+            shown=n,
+            more=more,
+            raise_to=limits.glob_limit_max if can_raise else None,
+            budget_stopped=budget_stopped,
+            budget=budget,
+            stopped_by=stopped,
+            timeout_s=limits.search_timeout_s,
+            skipped=found.outcome.skipped_paths,
+            first_skipped=found.outcome.first_skipped,
+        )
         return GlobResult(
             matches=shown[:n],
             count=n,
             truncated=more or stopped is not None,
-            notice=notices.join(sentences),
+            notice=notice,
         )
 
-    return fit_page(build, shown, head_limit=limit, budget=limits.search, cost=item_size)
+    return fit_page(build, shown, head_limit=limit, budget=budget, cost=item_size)

@@ -73,7 +73,7 @@ from toolbound.search.ranking import Entry, fit_page, item_size
 from toolbound.search.rg import raise_if_fatal
 from toolbound.search.scope import Scope, resolve_scope
 from toolbound.search.select import NO_SELECTION, FileSelection
-from toolbound.shrink import noted, search_page
+from toolbound.shrink import SearchPage, noted
 from toolbound.tools import ToolContext
 
 T = TypeVar("T")
@@ -89,13 +89,13 @@ def _selection(args: GrepArgs, scope: Scope) -> FileSelection:
 
 async def run(args: GrepArgs, ctx: ToolContext) -> WireModel:
     head = filled(args.head_limit)
-    # No page can show more entries than the budget has lines; under the
-    # economy profile both shrink as the context fills.
-    ctx, page, shrunk = search_page(ctx, "Grep", min(head, ctx.limits.search.max_lines))
-    return noted(await _search(args, ctx, page), shrunk)
+    # No page can show more entries than the budget has lines; both are the
+    # profile's, shrunk as the context fills (ctx.budgets).
+    page = ctx.budgets.search_page(ctx.limits, "Grep", min(head, ctx.limits.search.max_lines))
+    return noted(await _search(args, ctx, page), page.sentence)
 
 
-async def _search(args: GrepArgs, ctx: ToolContext, page: int) -> WireModel:
+async def _search(args: GrepArgs, ctx: ToolContext, page: SearchPage) -> WireModel:
     scope = await asyncio.to_thread(resolve_scope, ctx.roots, args.path)
     try:
         return await _search_in(args, ctx, page, scope)
@@ -103,10 +103,10 @@ async def _search(args: GrepArgs, ctx: ToolContext, page: int) -> WireModel:
         scope.close()
 
 
-async def _search_in(args: GrepArgs, ctx: ToolContext, page: int, scope: Scope) -> WireModel:
+async def _search_in(args: GrepArgs, ctx: ToolContext, page: SearchPage, scope: Scope) -> WireModel:
     limits = ctx.limits
     deadline = time.monotonic() + limits.search_timeout_s
-    want = args.offset + page + 1
+    want = args.offset + page.entries + 1
     selection = _selection(args, scope)
     walk = functools.partial(
         newest_files,
@@ -138,7 +138,7 @@ async def _result(
     ctx: ToolContext,
     scope: Scope,
     files: TextFiles,
-    page: int,
+    page: SearchPage,
     want: int,
     deadline: float,
 ) -> WireModel:
@@ -157,7 +157,7 @@ def _listing_page(
     *,
     items: list[T],
     listed: int,
-    page: int,
+    page: SearchPage,
     available: int,
     make: Callable[[list[T], int, bool, str | None], R],
     cost: Callable[[T], int],
@@ -171,17 +171,17 @@ def _listing_page(
         )
         return make(items[:n], n, more or pager.stopped is not None, notice)
 
-    return fit_page(build, items, head_limit=page, budget=ctx.limits.search, cost=cost)
+    return fit_page(build, items, head_limit=page.entries, budget=page.budget, cost=cost)
 
 
 def _files_result(
-    args: GrepArgs, ctx: ToolContext, scope: Scope, files: TextFiles, page: int
+    args: GrepArgs, ctx: ToolContext, scope: Scope, files: TextFiles, page: SearchPage
 ) -> GrepFilesResult:
-    window = files.text[args.offset : args.offset + page]
+    window = files.text[args.offset : args.offset + page.entries]
     return _listing_page(
         args,
         ctx,
-        PageNotice(args, ctx.limits, [files.found.outcome]),
+        PageNotice(args, ctx.limits, [files.found.outcome], budget=page.budget),
         items=[scope.shown(ctx.roots, p) for p in window],
         listed=len(files.text),
         page=page,
@@ -198,16 +198,16 @@ async def _count_result(
     ctx: ToolContext,
     scope: Scope,
     files: TextFiles,
-    page: int,
+    page: SearchPage,
     deadline: float,
 ) -> GrepCountResult:
-    window = files.text[args.offset : args.offset + page]
+    window = files.text[args.offset : args.offset + page.entries]
     second = SecondPass(args, scope, deadline, ctx.limits, ctx.abort)
     counts, outcomes = await second.file_counts(window)
     return _listing_page(
         args,
         ctx,
-        PageNotice(args, ctx.limits, [files.found.outcome, *outcomes]),
+        PageNotice(args, ctx.limits, [files.found.outcome, *outcomes], budget=page.budget),
         items=[
             GrepFileCount(path=scope.shown(ctx.roots, p), count=counts[p])
             for p in window
@@ -228,7 +228,7 @@ async def _content_result(
     ctx: ToolContext,
     scope: Scope,
     files: TextFiles,
-    page: int,
+    page: SearchPage,
     want: int,
     deadline: float,
 ) -> GrepContentResult:
@@ -236,7 +236,7 @@ async def _content_result(
     entries, outcomes = await second.content_entries(files, want=want)
     after = args.after or 0
     found = [i for i, e in enumerate(entries) if not e.context]
-    window = entries[_match_window(entries, found, args.offset, page, after=after)]
+    window = entries[_match_window(entries, found, args.offset, page.entries, after=after)]
     paths: dict[int, str] = {}
     for e in window:
         if e.rank not in paths:
@@ -247,7 +247,7 @@ async def _content_result(
         )
         for e in window
     ]
-    pager = PageNotice(args, ctx.limits, [files.found.outcome, *outcomes])
+    pager = PageNotice(args, ctx.limits, [files.found.outcome, *outcomes], budget=page.budget)
 
     def build(n: int, fit_stop: str | None) -> GrepContentResult:
         n = _whole_groups(window, n, after=after)
@@ -272,7 +272,7 @@ async def _content_result(
         build,
         matches,
         head_limit=len(matches),
-        budget=ctx.limits.search,
+        budget=page.budget,
         cost=lambda m: item_size(m.to_wire()),
     )
 

@@ -66,11 +66,9 @@ from toolbound.bounds.paging import (
 from toolbound.edit.record import ReadRecord, Seen, content_digest
 from toolbound.fsroot import Spot
 from toolbound.limits import Budget, Limits, human_size
-from toolbound.model_text import Profile
 from toolbound.models.read import ReadArgs, ReadResult
 from toolbound.paths import OsErrorKind, Resolved, Roots, os_error
 from toolbound.results import ErrorCode, ToolError
-from toolbound.shrink import budget_for
 from toolbound.tools import ToolContext, read_media
 from toolbound.tools.lineindex import INDEXES, FileKey, ScanStopped
 from toolbound.tools.read_media import MediaResult
@@ -100,7 +98,7 @@ async def run(args: ReadArgs, ctx: ToolContext) -> ReadResult | MediaResult:
         record=ctx.record,
         call_id=ctx.tool_call_id,
         budget=window.budget,
-        profile=ctx.profile,
+        hints=ctx.budgets.profile.read_hints,
     )
     if window.notice is None or not isinstance(result, ReadResult) or not result.truncated:
         return result  # a budget that cut nothing needs no word
@@ -141,24 +139,20 @@ def window_for(args: ReadArgs, ctx: ToolContext) -> Window:
     trace's needles than 200 / 16 KB did, for 0.46x Codex CLI's bytes instead
     of 0.54x (issue 30).
 
-    The economy's shrinking budgets (as the model's context fills, ``ctx.gauge``)
-    apply here, on ``budget``, with their sentence on ``Window.notice``; so does
-    the client's per-result cap (``ctx.fit``) under either profile.
+    The call's budgets (``ctx.budgets``: the profile's window, shrunk as the
+    model's context fills, within the client's per-result cap) apply here, on
+    ``budget``, with their sentence on ``Window.notice``.
     """
-    limits = ctx.limits
+    limits, budgets = ctx.limits, ctx.budgets
     asked = args.limit if args.limit is not None else limits.read_window_lines
-    if ctx.profile != "economy":
-        if not ctx.fit.capped:
+    base = budgets.profile.read_window(limits)
+    if base is None:  # the seed's window: the call's limit within the search budget
+        if not budgets.fit.capped:
             return Window(asked, limits.search)
-        budget, notice = budget_for(ctx, "Read", limits.search)
+        budget, notice = budgets.budget("Read", limits.search)
         return Window(min(asked, budget.max_lines), budget, notice)
-    window = limits.economy.read_window
-    base = Budget(
-        max_bytes=min(window.max_bytes, limits.search.max_bytes),
-        max_lines=min(window.max_lines, limits.read_window_lines),
-    )
     # As the context fills the window shrinks (a call's own limit with it).
-    budget, notice = budget_for(ctx, "Read", base)
+    budget, notice = budgets.budget("Read", base)
     lines = budget.max_lines if asked == limits.read_window_lines else asked
     if notice is not None:
         lines = min(lines, budget.max_lines)
@@ -176,7 +170,7 @@ def read_window(
     record: ReadRecord | None = None,
     call_id: str = "",
     budget: Budget | None = None,
-    profile: Profile = "exact",
+    hints: bool = False,
     pages: str | None = None,
 ) -> ReadResult | MediaResult:
     """The blocking body of Read: resolve, stat, open, sniff, locate, page.
@@ -186,8 +180,9 @@ def read_window(
 
     ``stop`` is polled while a long scan counts lines (the call's abort).
     ``record``, when given, learns the window returned (call ``call_id``);
-    under the economy ``profile`` it also answers whether the window is a
-    re-read of one still in the model's context (see the module docstring).
+    with ``hints`` (``Profile.read_hints``) it also answers whether the window is
+    a re-read of one still in the model's context, and a cut window names what
+    lies beyond it (see the module docstring).
     ``budget`` bounds the window (``limits.search`` when None).
     """
     # The window's budget stands in for the search budget it defaults to.
@@ -206,7 +201,7 @@ def read_window(
         result, seen = _page(
             fd, target, FileKey.of(st), offset=offset, limit=limit, limits=window, stop=stop
         )
-        if profile == "economy" and seen is not None and not seen.at_eof:
+        if hints and seen is not None and not seen.at_eof:
             result = _with_outline(fd, result, seen.end, st.st_size, limits)
     except OSError as err:
         raise _os_error(err, target) from None
@@ -214,13 +209,13 @@ def read_window(
         os.close(fd)
     if seen is None:
         return result
-    if profile == "economy" and seen.clipped_lines:
+    if hints and seen.clipped_lines:
         said = [*filter(None, [result.notice]), notices.read_clipped_grep(target.shown)]
         result = result.model_copy(update={"notice": notices.join(said)})
     if record is None:
         return result
     text_digest = ""
-    if profile == "economy":
+    if hints:
         text_digest = _text_digest(result)
         earlier = _earlier_in_context(
             record, target.real, offset=offset, limit=limit, digest=seen.digest, text=text_digest
@@ -491,8 +486,7 @@ def _stopped(target: Resolved, key: FileKey, *, offset: int, counted: int) -> Re
         line_count=0,
         file_bytes=key.size,
         truncated=True,
-        notice=f"Read was aborted while counting lines to offset {offset} ({counted} "
-        "counted so far, and kept). Call Read again with the same offset to continue.",
+        notice=notices.read_aborted(offset=offset, counted=counted),
     )
 
 

@@ -41,6 +41,7 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
+from toolbound import notices
 from toolbound.limits import Budget, Limits, human_size
 from toolbound.models.read import ImageData, ReadImageResult, ReadPdfResult
 from toolbound.paths import Resolved
@@ -353,20 +354,18 @@ def _pdf_result(
     cut: bool,
     budget: Budget,
 ) -> ReadPdfResult:
-    sentences: list[str] = []
     last_shown = shown[-1] + 1 if shown else wanted.start
-    if cut:
-        sentences.append(
-            f"Page {last_shown}'s text was cut at the {budget.label} budget; extract the rest "
-            f"with Bash (e.g. `pdftotext -f {last_shown} -l {last_shown} FILE -`)."
-        )
+    following = None
     if last_shown < total:
         following = _span(last_shown + 1, min(total, last_shown + max(1, len(wanted))))
-        sentences.append(
-            f"Showing page{'s' if len(shown) != 1 else ''} "
-            f"{_span(shown[0] + 1, last_shown) if shown else 'none'} of {total}; Read with "
-            f'`pages: "{following}"` for the next.'
-        )
+    notice = notices.pdf_pages(
+        cut_page=last_shown if cut else None,
+        budget=budget,
+        shown=f"page{'s' if len(shown) != 1 else ''} "
+        f"{_span(shown[0] + 1, last_shown) if shown else 'none'}",
+        total=total,
+        next_pages=following,
+    )
     return ReadPdfResult(
         path=target.shown,
         root=target.root,
@@ -375,5 +374,5 @@ def _pdf_result(
         total_pages=total,
         file_bytes=st.st_size,
         truncated=last_shown < total or cut,
-        notice=" ".join(sentences) or None,
+        notice=notice,
     )

@@ -33,8 +33,7 @@ from typing import Any, Protocol, cast
 
 from toolbound.arguments import Args, Limited, parse_args
 from toolbound.context import ToolContext
-from toolbound.limits import Limits, format_size
-from toolbound.model_text import Profile
+from toolbound.limits import EXACT, Limits, Profile, format_size
 from toolbound.results import ErrorCode, ToolError, WireModel
 
 
@@ -58,7 +57,8 @@ class ToolSpec:
     describe: Callable[[Limits], str]
     read_only: bool
     limited: Callable[[Limits], Mapping[str, Limited]] = field(default=_no_arguments)
-    # What the economy profile changes of the description, a sentence appended to it.
+    # What a profile with the economy budgets changes of the description, a sentence
+    # appended to it.
     economy: Callable[[Limits], str] | None = None
     # When a range depends on another argument (Bash's timeout with `background`):
     # the arguments' own limits; ``limited`` then only shapes the input schema.
@@ -81,10 +81,10 @@ class ToolSpec:
             return parse_args(self.name, self.args, raw, limited=self.limited(limits))
         return parse_args(self.name, self.args, raw, limited=lambda args: limited_for(args, limits))
 
-    def description(self, limits: Limits, profile: Profile = "exact") -> str:
+    def description(self, limits: Limits, profile: Profile = EXACT) -> str:
         """The tool's description for the limits and the result profile in force."""
         text = self.describe(limits)
-        if profile == "economy" and self.economy is not None:
+        if profile.economy_budgets and self.economy is not None:
             text = f"{text} {self.economy(limits)}"
         return text
 

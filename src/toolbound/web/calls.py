@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolbound.fit import NO_FIT, Fit
-from toolbound.model_text import Profile
+from toolbound.limits import ProfileName
 from toolbound.results import ResultEvent, is_error
 from toolbound.store.tokens import estimate_tokens
 
@@ -60,7 +60,7 @@ class CallRecord:
     failed: str | None = None
     last_seq: int = -1
     text: str | None = None
-    profile: Profile = "exact"
+    profile: ProfileName = "exact"
     # The client the result went to and the per-result cap its text was kept within.
     fit: Fit = NO_FIT
 
@@ -251,7 +251,6 @@ def model_view(record: CallRecord) -> dict[str, Any] | None:
             record.tool_call_id,
             0,
             record.result,
-            profile=record.profile,
             fit=record.fit,
         )
         text = event["text"]

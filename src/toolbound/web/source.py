@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Iterable
 from typing import Any, Protocol
 
 from toolbound.fit import NO_FIT, Fit
-from toolbound.model_text import Profile
+from toolbound.limits import ProfileName
 from toolbound.store.transcript import SessionError
 from toolbound.web.calls import CallRecord
 from toolbound.web.follow import StoreFollower
@@ -70,7 +70,7 @@ class _Store(Protocol):
 
     def tool_calls(self, session_id: str) -> builtins.list[dict[str, Any]]: ...
 
-    def call_profiles(self, session_id: str) -> dict[str, Profile]: ...
+    def call_profiles(self, session_id: str) -> dict[str, ProfileName]: ...
 
     def call_fits(self, session_id: str) -> dict[str, Fit]: ...
 
