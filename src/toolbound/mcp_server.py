@@ -129,7 +129,7 @@ def call_result(
     return types.CallToolResult(
         content=content_blocks(name, result, text),
         structured_content=result if shape == "structured" else None,
-        is_error=is_error(result),
+        is_error=is_error(name, result),
     )
 
 
