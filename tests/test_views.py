@@ -4,14 +4,19 @@ outcome lines, the ledger) asks it, so they agree."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from support import bash_result
 from toolbound import model_text, views
+from toolbound.host import ToolHost
 from toolbound.results import is_error
+from toolbound.store import SessionStore
 from toolbound.tools.registry import SPECS, TOOL_NAMES
 from toolbound.views import VIEWS, View
-from toolbound.web.calls import CallRecord, status_of
+from toolbound.web.calls import CallRecord, Origin, detail, status_of
+from toolbound.web.hub import Hub
+from toolbound.web.jobs import job_rows
 
 
 def test_every_registry_tool_has_a_view_of_its_own_and_every_view_a_tool() -> None:
@@ -31,6 +36,46 @@ def test_an_unknown_tools_result_reads_as_its_json_and_a_timeout_is_still_an_err
 
 def _record(tool_call_id: str, tool: str, result: dict[str, Any] | None) -> CallRecord:
     return CallRecord(tool_call_id, "s1", tool, {}, 0.0, result=result)
+
+
+async def test_a_running_job_is_not_an_error_anywhere(tmp_path: Path, ws: Path) -> None:
+    hub = Hub()
+    async with ToolHost(ws, data_dir=tmp_path / "data", session_id="s1") as host:
+        hub.attach(host)
+        started = await host.call(
+            "Bash", {"command": "echo up; sleep 60", "background": True}, tool_call_id="go"
+        )
+        job_id = started["jobId"]
+        page = await host.call(
+            "JobOutput", {"jobId": job_id, "until": "^up$", "waitS": 20}, tool_call_id="peek"
+        )
+        listed = await host.call("JobOutput", {}, tool_call_id="list")
+        assert page["state"] == "running"
+        for tool, result in (("Bash", started), ("JobOutput", page), ("JobOutput", listed)):
+            assert not is_error(tool, result)
+            assert views.status(tool, result) == views.DONE
+        # The web rows: the calls are done, the job's own call runs; its panel row runs.
+        assert [(r.tool_call_id, status_of(r)) for r in hub.records("s1")] == [
+            ("go", "done"),
+            (job_id, "running"),
+            ("peek", "done"),
+            ("list", "done"),
+        ]
+        (row,) = job_rows(hub.records("s1"), host.jobs)
+        assert (row["state"], row["status"]) == ("running", "running")
+        # The call page's first lines: the job's state, running, in the page and the list.
+        peek = hub.record("s1", "peek")
+        assert peek is not None
+        here = Origin(ended=False, host=None)
+        assert detail(peek, here, "h")["outcomes"] == [{"status": "running", "text": "running"}]
+        listing = hub.record("s1", "list")
+        assert listing is not None
+        assert detail(listing, here, "h")["outcomes"] == [{"status": "running", "text": "running"}]
+        await host.call("JobStop", {"jobId": job_id}, tool_call_id="halt")
+    # The ledger counts the calls the model read, never the job's own output.
+    with SessionStore(tmp_path / "data") as store:
+        ledger = store.session("s1").ledger()
+    assert [c["toolCallId"] for c in ledger["calls"]] == ["go", "peek", "list", "halt"]
 
 
 def test_a_timed_out_job_is_an_error_as_a_timed_out_command_is() -> None:
@@ -61,3 +106,25 @@ def test_a_command_that_failed_is_red_on_the_page_and_no_error_to_the_protocols(
     assert (status_of(_record("c", "Bash", failed)), is_error("Bash", failed)) == ("error", False)
     assert views.outcomes("Bash", failed) == [views.Outcome(views.FAILED, "exit status 3")]
     assert model_text("Bash", failed) == "[exit status 3]"
+
+
+async def test_a_job_that_failed_is_an_error_in_its_row_and_in_the_jobs_panel(
+    tmp_path: Path, ws: Path
+) -> None:
+    """The panel coloured every exited job as done, a failed one too, beside its red row."""
+    hub = Hub()
+    async with ToolHost(ws, data_dir=tmp_path / "data", session_id="s1") as host:
+        hub.attach(host)
+        started = await host.call("Bash", {"command": "exit 3", "background": True})
+        job_id = started["jobId"]
+        ended = {"jobId": job_id, "until": "^never$", "waitS": 30}
+        assert (await host.call("JobOutput", ended))["exitCode"] == 3
+        record = hub.record("s1", job_id)
+        assert record is not None
+        assert status_of(record) == "error"
+        (row,) = job_rows(hub.records("s1"), host.jobs)
+        assert (row["state"], row["status"]) == ("exited", "error")
+        hub.detach(host)
+        # Told from its recorded result alike once its host is gone.
+        (row,) = job_rows(hub.records("s1"), None)
+        assert (row["state"], row["status"]) == ("exited", "error")
