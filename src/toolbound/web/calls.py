@@ -88,7 +88,7 @@ def reread_of(record: CallRecord, records: list[CallRecord]) -> str | None:
     content: the one the economy profile's re-read record names.
     """
     result = record.result
-    if record.tool != "Read" or not result or result.get("unchanged") is not True:
+    if not result or not views.reread_avoided(record.tool, result):
         return None
     limit = record.args.get("limit") if isinstance(record.args, dict) else None
     found: str | None = None
