@@ -4,11 +4,12 @@ A tool's view reads a result dict of the tool (a live one or a stored one,
 any version) and says what it means: the text the model reads, its status
 (and whether the protocols call it an error), the outcome lines the page
 shows first, the outputs a viewer can page, the bytes the tool saw that the
-model did not, an image's tokens, a re-read avoided, and a call's arguments
-on one line. Everything that shows or counts a result asks here:
-``model_text``, ``results.is_error`` (MCP ``isError``, the CLI's exit code),
-the context ledger, and the web view's rows and call pages (the page draws
-what the rows' JSON says, it does not work it out again).
+model did not, the image sent beside the text, a re-read avoided, and a
+call's arguments on one line. Everything that shows or counts a result
+asks here: ``model_text``, ``results.is_error`` (MCP ``isError``, the CLI's
+exit code), the MCP server's image block, the context ledger, and the web
+view's rows and call pages (the page draws what the rows' JSON says, it
+does not work it out again).
 
 A tool's view is named in ``VIEWS`` and imported on its first use; the
 registry's spec gives it as ``ToolSpec.view``, and a test holds ``VIEWS`` to
@@ -31,7 +32,8 @@ Pieces:
     outcomes       tool + result -> the lines the page shows first
     outputs        tool + result -> the files a viewer can page
     elided_bytes   tool + result -> what the tool saw that the model did not
-    image_tokens   tool + result -> the tokens of an image sent beside the text
+    image          tool + result -> the image sent beside the text, if any
+    image_tokens   tool + result -> its tokens
     reread_avoided tool + result -> a re-read answered without the window
     short_args     tool + arguments -> one line for a list of calls
 """
@@ -71,6 +73,7 @@ __all__ = [
     "StatusName",
     "View",
     "elided_bytes",
+    "image",
     "image_tokens",
     "outcomes",
     "outputs",
@@ -197,12 +200,22 @@ def elided_bytes(tool: str, result: dict[str, Any]) -> int:
         return 0  # a stored row of another shape: nothing it tells
 
 
-def image_tokens(tool: str, result: dict[str, Any]) -> int:
-    """The tokens of an image ``result`` sends beside its text."""
+def image(tool: str, result: dict[str, Any]) -> dict[str, Any] | None:
+    """The image ``result`` sends beside its text (an image Read's), where the protocol
+    carries images: ``{"data", "mimeType", "width", "height", ...}``."""
     if _is_error(result):
+        return None
+    return view_for(tool).image(result)
+
+
+def image_tokens(tool: str, result: dict[str, Any]) -> int:
+    """The tokens of the image ``result`` sends beside its text: width x height / 750
+    (CONTRACT 15); 0 without one."""
+    sent = image(tool, result)
+    if sent is None:
         return 0
     try:
-        return view_for(tool).image_tokens(result)
+        return -(-int(sent["width"]) * int(sent["height"]) // 750)
     except _NOT_ITS_SHAPE:
         return 0
 

@@ -87,9 +87,9 @@ class View:
         """What the tool saw that the model did not, in bytes, from the result alone."""
         return 0
 
-    def image_tokens(self, result: dict[str, Any]) -> int:
-        """The tokens of an image sent beside the text."""
-        return 0
+    def image(self, result: dict[str, Any]) -> dict[str, Any] | None:
+        """The image sent beside the text (``data``, ``mimeType``, ``width``, ``height``)."""
+        return None
 
     def reread_avoided(self, result: dict[str, Any]) -> bool:
         """Whether the result answered a re-read without sending the window again."""

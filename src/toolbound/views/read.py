@@ -1,7 +1,7 @@
 """Read's view: a window's content as it is, an image as one line, a PDF's pages.
 
 Pieces:
-    ReadView  text, outputs (the file at its window), elided bytes, image tokens,
+    ReadView  text, outputs (the file at its window), elided bytes, the image,
               re-reads avoided, short arguments (the path and the window)
 """
 
@@ -50,12 +50,9 @@ class ReadView(View):
             return max(0, int(result["fileBytes"]) - utf8_len(result["content"]))
         return 0
 
-    def image_tokens(self, result: dict[str, Any]) -> int:
-        """An image sent beside the text: width x height / 750 tokens (CONTRACT 15)."""
+    def image(self, result: dict[str, Any]) -> dict[str, Any] | None:
         image = result.get("image")
-        if not isinstance(image, dict):
-            return 0
-        return -(-int(image["width"]) * int(image["height"]) // 750)
+        return image if isinstance(image, dict) else None
 
     def reread_avoided(self, result: dict[str, Any]) -> bool:
         return result.get("unchanged") is True
