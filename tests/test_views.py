@@ -4,6 +4,7 @@ outcome lines, the ledger) asks it, so they agree."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -128,3 +129,69 @@ async def test_a_job_that_failed_is_an_error_in_its_row_and_in_the_jobs_panel(
         # Told from its recorded result alike once its host is gone.
         (row,) = job_rows(hub.records("s1"), None)
         assert (row["state"], row["status"]) == ("exited", "error")
+
+
+# A call that returns each result model of each tool (its spec's ``result_models``).
+LIVE_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("Read", {"path": "a.txt"}),
+    ("Read", {"path": "dot.png"}),
+    ("Read", {"path": "doc.pdf"}),
+    ("Glob", {"pattern": "*.txt"}),
+    ("List", {}),
+    ("Grep", {"pattern": "line"}),
+    ("Grep", {"pattern": "line", "outputMode": "filesWithMatches"}),
+    ("Grep", {"pattern": "line", "outputMode": "count"}),
+    ("Bash", {"command": "echo hi"}),
+    ("Bash", {"command": "sleep 60", "background": True}),
+    ("JobOutput", {}),
+    ("Write", {"path": "b.txt", "content": "b\n"}),
+    ("Edit", {"path": "a.txt", "oldString": "line 1", "newString": "LINE 1"}),
+    ("ApplyPatch", {"patch": "*** Begin Patch\n*** Add File: c.txt\n+c\n*** End Patch\n"}),
+]
+
+
+def _model_of(tool: str, result: dict[str, Any]) -> str:
+    """The name of the result model of ``tool`` that ``result`` is."""
+    spec = next(s for s in SPECS if s.name == tool)
+    for model in spec.results:
+        try:
+            model.model_validate(result)
+        except ValueError:
+            continue
+        return model.__name__
+    raise AssertionError(f"{tool} returned no result model of its own: {result}")
+
+
+async def test_every_result_model_of_every_tool_is_rendered_by_its_view(
+    tmp_path: Path, ws: Path
+) -> None:
+    """Never by the JSON fallback (a view that does not know a shape of its own tool's),
+    and every outcome line has a status: a new result model fails here until its view
+    knows it."""
+    from PIL import Image
+
+    from media_files import make_pdf
+
+    (ws / "a.txt").write_text("line 1\nline 2\n")
+    Image.new("RGB", (4, 3)).save(ws / "dot.png")
+    (ws / "doc.pdf").write_bytes(make_pdf(["page one"]))
+    seen: set[tuple[str, str]] = set()
+    async with ToolHost(ws, data_dir=tmp_path / "data", session_id="s1") as host:
+        for tool, args in LIVE_CALLS:
+            if tool == "Edit":
+                await host.call("Read", {"path": "a.txt"})
+            result = await host.call(tool, args)
+            assert "error" not in result, (tool, result)
+            seen.add((tool, _model_of(tool, result)))
+            assert model_text(tool, result) != json.dumps(result, ensure_ascii=False), tool
+            assert not is_error(tool, result)
+            if "jobId" in result:
+                job = {"jobId": result["jobId"]}
+                for page_tool in ("JobOutput", "JobStop"):
+                    page = await host.call(page_tool, job)
+                    seen.add((page_tool, _model_of(page_tool, page)))
+                    text = model_text(page_tool, page)
+                    assert text.startswith(f"[job {result['jobId']} "), text
+                    assert [o.status for o in views.outcomes(page_tool, page)]
+    wanted = {(s.name, ref.partition(":")[2]) for s in SPECS for ref in s.result_models}
+    assert seen == wanted
