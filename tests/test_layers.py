@@ -30,7 +30,7 @@ PACKAGE = Path(toolbound.__file__).parent
 LAYERS: list[tuple[str, list[str]]] = [
     ("values", ["limits", "fit", "linear_regex", "fsroot", "names", "gauge", "lazy"]),
     ("bounds", ["bounds"]),
-    ("text", ["notices", "model_text", "results", "arguments", "models", "listeners"]),
+    ("text", ["notices", "views", "model_text", "results", "arguments", "models", "listeners"]),
     ("files", ["paths", "scratch", "namespaces", "edit"]),
     ("exec", ["exec", "jobs"]),
     ("search", ["search"]),

@@ -383,7 +383,7 @@ async def _call(ns: argparse.Namespace, args: Any) -> int:
             sys.stdout.write(_dump(result) + "\n")
     from toolbound.results import is_error
 
-    return 1 if is_error(result) else 0
+    return 1 if is_error(ns.tool, result) else 0
 
 
 def _session(ns: argparse.Namespace) -> dict[str, Any]:

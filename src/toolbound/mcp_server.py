@@ -67,7 +67,7 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
-from toolbound import __version__
+from toolbound import __version__, views
 from toolbound.exec.shield import wait_stopped
 from toolbound.fit import NO_FIT, Fit, FitMode, fit_for
 from toolbound.greeting import SERVER_NAME
@@ -128,15 +128,15 @@ def call_result(
     return types.CallToolResult(
         content=content_blocks(name, result, text),
         structured_content=result if shape == "structured" else None,
-        is_error=is_error(result),
+        is_error=is_error(name, result),
     )
 
 
 def content_blocks(name: str, result: dict[str, Any], text: str) -> list[types.ContentBlock]:
     """The content blocks of a result: its model ``text``, after an image Read's image."""
     blocks: list[types.ContentBlock] = []
-    image = result.get("image") if name == "Read" and "error" not in result else None
-    if isinstance(image, dict):
+    image = views.image(name, result)
+    if image is not None:
         blocks.append(
             types.ImageContent(type="image", data=image["data"], mimeType=image["mimeType"])
         )

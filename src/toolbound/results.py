@@ -26,6 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from toolbound import views
 from toolbound.fit import NO_FIT, Fit
 from toolbound.lazy import loader
 from toolbound.model_text import model_text
@@ -148,13 +149,16 @@ class ResultEvent(WireModel):
         return ResultEvent(tool_call_id=tool_call_id, seq=seq, result=result, text=text).to_wire()
 
 
-def is_error(result: dict[str, Any]) -> bool:
-    """Whether the protocols report ``result`` as an error (MCP ``isError``, CLI exit 1).
+def is_error(tool: str, result: dict[str, Any]) -> bool:
+    """Whether the protocols report ``result``, a result of ``tool``, as an error (MCP
+    ``isError``, CLI exit 1): what its status says (``toolbound.views``).
 
-    A tool error, and a timed-out Bash call (the seed: "kill process tree +
-    error"), which keeps its BashResult: the partial output is still the result.
+    A tool error, and a timeout (the seed: "kill process tree + error"): a
+    timed-out Bash call keeps its BashResult, the partial output is still the
+    result. A command that exited non-zero, a job still running, a job
+    stopped: not errors.
     """
-    return "error" in result or result.get("timedOut") is True
+    return views.status(tool, result).is_error
 
 
 # Each tool's models live in its own module (``toolbound.models``), imported on

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from toolbound import ToolHost, estimate_tokens, model_text
-from toolbound.store.ledger import Measure, elided_bytes, measure, spilled_bytes
+from toolbound.store.ledger import Measure, measure, spilled_bytes
+from toolbound.views import elided_bytes
 
 
 def results(tmp_path: Path, *calls: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:

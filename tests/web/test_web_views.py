@@ -91,6 +91,22 @@ async def test_a_job_stopped_by_its_sessions_end_is_killed_not_an_error(
     assert (await page.text_content("#result .status") or "").startswith("killed")
 
 
+async def test_a_job_that_failed_is_red_in_its_row_and_the_jobs_panel_alike(
+    served: Served, page: Any
+) -> None:
+    started = await served.host.call("Bash", {"command": "exit 3", "background": True})
+    job_id = started["jobId"]
+    ended = {"jobId": job_id, "until": "^never$", "waitS": 30}
+    assert (await served.host.call("JobOutput", ended))["exitCode"] == 3
+    await page.goto(session_url(served, "web-s1", job_id))
+    assert await row_badge(page, job_id) == "error"
+    panel = f"#jobs li[data-id={job_id}] .badge"
+    await page.wait_for_selector(panel)
+    assert await page.get_attribute(panel, "class") == "badge st-error"
+    await page.wait_for_selector("#detail[data-stream=done] #result .status")
+    assert await page.get_attribute("#result .status", "class") == "status error"
+
+
 async def test_job_output_without_a_job_lists_the_sessions_jobs(served: Served, page: Any) -> None:
     host = served.host
     started = await host.call("Bash", {"command": "echo done", "background": True})

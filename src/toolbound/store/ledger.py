@@ -14,9 +14,12 @@ A call's figures:
 
 - ``modelTokens``: ``estimate_tokens`` of its model text, the result event's
   ``text`` (``model_text`` for the call's profile: the text as sent), plus an
-  image Read's width x height / 750;
+  image's tokens (a Read's width x height / 750);
 - ``modelBytes``: that text's UTF-8 bytes;
-- ``elidedBytes``: what the tool saw that the model did not (``elided_bytes``);
+- ``elidedBytes``: what the tool saw that the model did not (its tool's view's
+  ``elided_bytes``: Bash's streams' totals past what they kept, the bytes
+  Read clipped off the long lines of a whole file; 0 for an error and for a
+  page whose cut entries come back with the next page);
 - ``spilledBytes``: the sizes of the spill files its result names, measured
   when it was recorded;
 - ``rereadAvoided``: a Read answered ``"unchanged": true`` instead of
@@ -31,7 +34,6 @@ model nothing yet and is not in the ledger.
 Pieces:
     Measure        one call's figures
     measure        tool, result and model text -> its Measure
-    elided_bytes   what the tool saw that the model did not, per tool, from the result
     spilled_bytes  the sizes of the spill files a result names
     read_ledger    a session's ledger: per call with the running total, per tool, in all
 """
@@ -45,14 +47,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
+from toolbound import views
 from toolbound.bounds.utf8 import utf8_len
 from toolbound.fit import Fit
 from toolbound.listeners import is_job_call
 from toolbound.model_text import model_text
 from toolbound.store.conn import Conn
-from toolbound.store.tokens import estimate_tokens, image_tokens
-
-_STREAMS = ("stdout", "stderr")
+from toolbound.store.tokens import estimate_tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,60 +78,15 @@ class Measure:
 
 
 def measure(tool: str, result: dict[str, Any], text: str) -> Measure:
-    """The figures of one call of ``tool`` whose result was ``result``, sent as ``text``."""
+    """The figures of one call of ``tool`` whose result was ``result``, sent as ``text``;
+    what the result tells of them is its tool's view's (``toolbound.views``)."""
     return Measure(
-        model_tokens=estimate_tokens(text) + _image_tokens(tool, result),
+        model_tokens=estimate_tokens(text) + views.image_tokens(tool, result),
         model_bytes=utf8_len(text),
-        elided_bytes=elided_bytes(tool, result),
+        elided_bytes=views.elided_bytes(tool, result),
         spilled_bytes=spilled_bytes(result),
-        reread_avoided=tool == "Read" and result.get("unchanged") is True,
+        reread_avoided=views.reread_avoided(tool, result),
     )
-
-
-def _image_tokens(tool: str, result: dict[str, Any]) -> int:
-    """An image Read sends beside its text: width x height / 750 tokens (CONTRACT 15)."""
-    image = result.get("image") if tool == "Read" else None
-    if not isinstance(image, dict):
-        return 0
-    return image_tokens(int(image["width"]), int(image["height"]))
-
-
-def elided_bytes(tool: str, result: dict[str, Any]) -> int:
-    """What ``tool`` saw that the model did not, in bytes, from ``result``'s fields alone.
-
-    - An error result: 0 (the tool refused; nothing it saw was held back).
-    - Bash: for each stream, its total bytes (``totals``) minus the UTF-8
-      bytes of the stream as kept in the result, at least 0. That covers
-      what the result budget cut, what the capture ceiling omitted and what
-      a terminal rewrite collapsed. A cut stream's marker is part of the
-      kept text (the model reads it where the cut was), so the figure is
-      short of the cut by the marker's bytes.
-    - Read: the bytes clipped off long lines, never the unread rest of the
-      file: a window is not an elision, and its notice names the next
-      offset. The result tells them when the window is the whole file
-      (offset 0 and ``totalLines`` present: it reached the end), as
-      ``fileBytes`` minus the content's bytes, at least 0 (net of invalid
-      bytes, each shown as a 3-byte U+FFFD); a window that starts later or
-      stops before the end does not tell its lines' file bytes, and counts
-      0. A re-read answered ``unchanged`` counts 0 (it is the re-read
-      avoided).
-    - Grep, Glob, and every other tool: 0. A page tells how many entries it
-      cut (``count``, ``truncated``) but not their bytes, and every entry it
-      cut comes back with the next page.
-    """
-    if "error" in result:
-        return 0
-    try:
-        if tool == "Bash":
-            return sum(
-                max(0, int(result["totals"][s]["bytes"]) - utf8_len(result[s])) for s in _STREAMS
-            )
-        whole_file = result.get("offset") == 0 and result.get("totalLines") is not None
-        if tool == "Read" and whole_file and result.get("unchanged") is not True:
-            return max(0, int(result["fileBytes"]) - utf8_len(result["content"]))
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return 0  # a stored row of another shape: nothing it tells
-    return 0
 
 
 def spilled_bytes(result: dict[str, Any]) -> int:

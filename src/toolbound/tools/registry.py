@@ -6,7 +6,9 @@ and the scoping parameters verbatim, seed section 2), its read-only flag, and
 the arguments whose range and default follow the limits. The host's dispatch,
 argument parsing, the tool definitions (``toolbound.tooldefs``) and the MCP
 server's input and output schemas all read these specs. Adding a tool is its
-module plus one entry in ``SPECS``.
+module plus one entry in ``SPECS``, and its view (``toolbound.views``: what its
+results mean, asked by the model text, the protocols' error flag, the ledger
+and the web view) with one line in ``views.VIEWS``.
 
 The runner module and the models (named "module:Name", in
 ``toolbound.models``) are imported on a tool's first call, so ``toolbound call
@@ -35,6 +37,7 @@ from toolbound.arguments import Args, Limited, parse_args
 from toolbound.context import ToolContext
 from toolbound.limits import EXACT, Limits, Profile, format_size
 from toolbound.results import ErrorCode, ToolError, WireModel
+from toolbound.views import View, view_for
 
 
 class Runner(Protocol):
@@ -87,6 +90,12 @@ class ToolSpec:
         if profile.economy_budgets and self.economy is not None:
             text = f"{text} {self.economy(limits)}"
         return text
+
+    @property
+    def view(self) -> View:
+        """What the tool's results mean (``toolbound.views``): their model text, status,
+        outputs, elided bytes, and a call's arguments on one line."""
+        return view_for(self.name)
 
     def runner(self) -> Runner:
         """The tool's ``run``, its module imported on first use."""
@@ -521,10 +530,11 @@ def spec_for(name: str) -> ToolSpec:
 
 
 def import_runners() -> None:
-    """Import every tool's module now rather than on its first call, and build its
+    """Import every tool's module and view now rather than on its first call, and build its
     models (pydantic builds a model's validator on its first use: ``defer_build``)."""
     for spec in SPECS:
         importlib.import_module(spec.module)
+        _ = spec.view
         spec.args.model_rebuild()
         for result in spec.results:
             result.model_rebuild()

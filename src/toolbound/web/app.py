@@ -90,6 +90,7 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
+from toolbound import views
 from toolbound.jobs.table import JobTable
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.namespaces import visible_to
@@ -430,7 +431,7 @@ class WebView:
             return JSONResponse({"error": "no such call"}, status_code=404)
         origin, _ = await self._origin(record.session_id)
         since = None
-        if record.tool == "Read" and (record.result or {}).get("unchanged") is True:
+        if record.result and views.reread_avoided(record.tool, record.result):
             since = reread_of(record, await self._records(record.session_id))
         return JSONResponse(detail(record, origin, self.here, unchanged_since=since))
 

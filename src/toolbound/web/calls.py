@@ -6,15 +6,16 @@ its full arguments, its result, the model view (the text the model read and
 its token estimate) and "open full output" for the outputs a result names,
 or why an output can no longer be opened. Everything here is a function of a
 call's record (start, result, timings) and of where its session runs, so
-live calls and stored ones render alike.
+live calls and stored ones render alike. What a result means (its status,
+outcome lines, outputs, the arguments' line) is its tool's view's
+(``toolbound.views``): the page draws what these rows say.
 
 Pieces:
     CallRecord    what is known of one call: who, what, when, how it ended
-    Status        running / done / error / timedOut / aborted / killed
-    status_of     a record -> its status (an error is ``results.is_error``'s or the command's)
+    status_of     a record -> its status: crashed, running, or its tool's view's
     reread_of     an "unchanged" Read -> the earlier call that sent its window
-    short_args    a call's arguments -> one line for the list
-    outputs_of    a result -> the outputs "open full output" can page
+    short_args    a call's arguments -> one line for the list (``views.short_args``)
+    outputs_of    a result -> the outputs "open full output" can page (``views.outputs``)
     Origin        where a call's session runs, and whether it has ended
     gone_reason   why an output cannot be opened here (ended session, other machine)
     model_view    a record -> the model's text, its bytes and its tokens
@@ -24,19 +25,15 @@ Pieces:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from toolbound import views
 from toolbound.fit import NO_FIT, Fit
 from toolbound.limits import ProfileName
-from toolbound.results import ResultEvent, is_error
+from toolbound.results import ResultEvent
 from toolbound.store.tokens import estimate_tokens
-
-Status = Literal["running", "done", "error", "timedOut", "aborted", "killed"]
-
-# The list row shows arguments on one line; past this they end in "…".
-SHORT_ARGS_CHARS = 160
+from toolbound.views import StatusName
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,43 +62,22 @@ class CallRecord:
     fit: Fit = NO_FIT
 
 
-def status_of(record: CallRecord) -> Status:
-    """A crash is ``error``; so is what ``results.is_error`` calls one (a tool error;
-    a timed-out Bash call is ``timedOut``). Past that, only a command says it failed.
+def status_of(record: CallRecord) -> StatusName:
+    """A crash is ``error`` and a call without a result ``running``; past that, what the
+    tool's view says of its result (``toolbound.views.status``).
 
-    A Bash result (a foreground command, or a background job's own call) is
-    ``aborted`` when it says so; a job's is ``killed`` when it was stopped
-    (JobStop, the page, its session's end) and ``timedOut`` past its
-    timeout; a command that exited non-zero or died of a signal is ``error``.
-    Any other result, JobOutput and JobStop of any job among them, is ``done``:
-    the job's state is their content, not their outcome.
+    So a tool error is ``error`` and a timeout ``timedOut``; a Bash command
+    that exited non-zero or died of a signal is ``error``, an aborted one
+    ``aborted``; a background job's own call is its state's (``killed`` when
+    stopped, ``timedOut`` past its timeout); a Bash call that started a job,
+    and JobOutput and JobStop of any job, are ``done``: the job's state is
+    their content, not their outcome.
     """
     if record.failed is not None:
         return "error"
-    result = record.result
-    if result is None:
+    if record.result is None:
         return "running"
-    if is_error(result):
-        return "timedOut" if result.get("timedOut") is True else "error"
-    if result.get("aborted"):
-        return "aborted"
-    if record.tool == "Bash":
-        return _command_status(result)
-    return "done"
-
-
-def _command_status(result: dict[str, Any]) -> Status:
-    """A Bash result's own outcome: a command's exit, a job's final state."""
-    state = result.get("state")
-    if state == "killed":
-        return "killed"
-    if state == "timedOut":
-        return "timedOut"
-    if state == "running":  # the start of a background job
-        return "done"
-    if result.get("exitCode") != 0 or result.get("signal") is not None:
-        return "error"
-    return "done"
+    return views.status(record.tool, record.result).name
 
 
 def reread_of(record: CallRecord, records: list[CallRecord]) -> str | None:
@@ -112,7 +88,7 @@ def reread_of(record: CallRecord, records: list[CallRecord]) -> str | None:
     content: the one the economy profile's re-read record names.
     """
     result = record.result
-    if record.tool != "Read" or not result or result.get("unchanged") is not True:
+    if not result or not views.reread_avoided(record.tool, result):
         return None
     limit = record.args.get("limit") if isinstance(record.args, dict) else None
     found: str | None = None
@@ -134,75 +110,8 @@ def reread_of(record: CallRecord, records: list[CallRecord]) -> str | None:
     return found
 
 
-def _one_line(text: str, max_chars: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= max_chars else flat[: max_chars - 1] + "…"
-
-
-# A patch's file operations (Codex's apply_patch grammar) as the list row names them.
-_PATCH_OPS = {
-    "*** Add File: ": "add",
-    "*** Update File: ": "update",
-    "*** Delete File: ": "delete",
-    "*** Move to: ": "move to",
-}
-
-
-def _patch_files(patch: str) -> str:
-    """ "update a.py, move to b.py, add c.py": the files a patch names, in its order."""
-    named = []
-    for line in patch.splitlines():
-        for head, verb in _PATCH_OPS.items():
-            if line.startswith(head):
-                named.append(f"{verb} {line[len(head) :].strip()}")
-    return ", ".join(named)
-
-
-def short_args(tool: str, args: Any, *, max_chars: int = SHORT_ARGS_CHARS) -> str:
-    """The arguments as one line: the command, the path (and window), the pattern, the job,
-    a patch's files."""
-    if not isinstance(args, dict):
-        return _one_line(json.dumps(args, ensure_ascii=False), max_chars)
-    if tool == "Bash" and isinstance(args.get("command"), str):
-        text = args["command"]
-    elif tool == "List" or (tool == "Read" and isinstance(args.get("path"), str)):
-        window = [f"{k}={args[k]}" for k in ("offset", "limit", "pages", "depth") if k in args]
-        text = " ".join([str(args.get("path", ".")), *window])
-    elif tool == "ApplyPatch" and isinstance(args.get("patch"), str):
-        text = _patch_files(args["patch"]) or args["patch"]
-    elif tool in ("Edit", "Write") and isinstance(args.get("path"), str):
-        text = args["path"]
-    elif tool in ("JobOutput", "JobStop"):
-        text = " ".join(
-            [str(args.get("jobId", "(all jobs)"))]
-            + [f"{k}={json.dumps(args[k], ensure_ascii=False)}" for k in args if k != "jobId"]
-        )
-    elif tool in ("Grep", "Glob") and isinstance(args.get("pattern"), str):
-        text = args["pattern"] + (f" in {args['path']}" if args.get("path") else "")
-    else:
-        text = json.dumps(args, ensure_ascii=False)
-    return _one_line(text, max_chars)
-
-
-def outputs_of(tool: str, result: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The outputs of a result that the viewer can page through the Read tool.
-
-    A Bash result names its spill files (``{"name": "stdout", "path"}``); a
-    Read result of text names its file at its window (``{"name": "file",
-    "path", "offset"}``). An image or PDF Read has no window of lines to page.
-    """
-    if not result or "error" in result:
-        return []
-    if tool == "Bash":
-        spill = result.get("spill") or {}
-        return [
-            {"name": stream, "path": spill[stream], "offset": 0}
-            for stream in ("stdout", "stderr")
-            if spill.get(stream)
-        ]
-    if tool == "Read" and isinstance(result.get("path"), str) and "offset" in result:
-        return [{"name": "file", "path": result["path"], "offset": result["offset"]}]
-    return []
+short_args = views.short_args
+outputs_of = views.outputs
 
 
 # The outputs that live in the session's scratch dir (a Bash call's spill files).
@@ -303,12 +212,18 @@ def summary(record: CallRecord) -> dict[str, Any]:
     }
 
 
+def _outcomes(record: CallRecord) -> list[views.Outcome]:
+    return [] if record.result is None else views.outcomes(record.tool, record.result)
+
+
 def detail(
     record: CallRecord, origin: Origin, here: str, *, unchanged_since: str | None = None
 ) -> dict[str, Any]:
     """One call as the page shows it: its row, full arguments, result and model view.
 
-    Each output says whether it can be opened (``gone``: why not);
+    ``outcomes`` are the lines the page shows first with their status
+    (``{"status", "text"}``: a command's end, a job's state, each listed job's);
+    each output says whether it can be opened (``gone``: why not);
     ``unchangedSince`` is an "unchanged" Read's earlier call (``reread_of``).
     """
     outputs = [
@@ -317,6 +232,7 @@ def detail(
     ]
     return {
         **summary(record),
+        "outcomes": [o.to_wire() for o in _outcomes(record)],
         "args": record.args,
         "result": record.result,
         "model": model_view(record),

@@ -3,7 +3,9 @@
 A job is a call of its own (``toolbound.listeners``: its ``tool_call_id`` is
 its ``jobId``), so its live output reaches the page as any call's does, from
 the hub or the store, with its own ``seq``; the page opens it like a call.
-A job's row says what it runs, its state and its output so far. While the
+A job's row says what it runs, its state (its ``status`` the jobs' view's,
+``toolbound.views.jobs``: running, done, error, killed, timedOut) and its
+output so far. While the
 host that started it is attached to this web view, its state and totals
 are the job table's own (never stale) and the page may stop it; otherwise
 they are its recorded call's: ``running`` until its final output is
@@ -35,6 +37,7 @@ from typing import Any
 from toolbound.jobs.table import JobTable
 from toolbound.listeners import is_job_call
 from toolbound.results import Stream, ToolError
+from toolbound.views.jobs import job_outcome
 from toolbound.web.calls import CallRecord
 
 NOT_HERE = (
@@ -153,8 +156,10 @@ def _row(record: CallRecord, table: JobTable | None) -> dict[str, Any]:
     result = record.result or {}
     live = _live(table, record.tool_call_id)
     state = live["state"] if live else result.get("state", "running")
+    exit_code = live["exitCode"] if live else result.get("exitCode")
+    status = job_outcome({**result, "state": state, "exitCode": exit_code}).status.name
     if record.failed is not None:
-        state = "failed"
+        state, status = "failed", "error"
     output = _log_output(table, record.tool_call_id) if table and live else None
     if output is None and record.result is not None:
         output = _result_output(record.result)
@@ -163,7 +168,8 @@ def _row(record: CallRecord, table: JobTable | None) -> dict[str, Any]:
         "command": args.get("command"),
         "description": args.get("description"),
         "state": state,
-        "exitCode": live["exitCode"] if live else result.get("exitCode"),
+        "status": status,
+        "exitCode": exit_code,
         "signal": result.get("signal"),
         "startedAt": record.started_at,
         "totals": live["totals"] if live else result.get("totals"),

@@ -15,7 +15,7 @@
 //   calls        the session's calls, rows updated in place
 //   ledger       the session's context ledger drawn (ledger.js), fetched as calls finish
 //   jobs         the session's background jobs, their state, a guarded stop (jobs.js)
-//   detail       one call: arguments, outcome, its result rendered, model view
+//   detail       one call: arguments, outcome (the server's), its result rendered, model view
 //   renderers    per tool: Bash, Read, Grep, Glob, Edit/Write, JobOutput/JobStop, errors;
 //                ApplyPatch, List and a Read's image or PDF (files.js)
 //   viewer       "open full output": Read windows of a spill file or a file
@@ -543,11 +543,11 @@ function render(call) {
   if (result.error) {
     parts.push(el("p", "status error", `${result.error.code}: ${result.error.message}`));
   } else if ((call.tool === "JobOutput" || call.tool === "JobStop") && "next" in result) {
-    renderJobPage(call.tool, result, parts);
+    renderJobPage(call.tool, result, call.outcomes[0], parts);
   } else if (call.tool === "JobOutput" && Array.isArray(result.jobs)) {
-    showList(jobList(result.jobs), plural(result.jobs.length, "job"));
+    showList(jobList(result.jobs, call.outcomes), plural(result.jobs.length, "job"));
   } else if (call.tool === "Bash" && "exitCode" in result) {
-    renderBash(result, parts);
+    renderBash(result, call.outcomes[0], parts);
   } else if (call.tool === "Bash" && result.jobId) {
     parts.push(jobStarted(result));
   } else if (call.tool === "Read" && result.image && typeof result.image === "object") {
@@ -577,26 +577,15 @@ function render(call) {
   $("result").replaceChildren(...parts);
 }
 
-// A job's state as JobOutput tells it: stopped is not failed.
-function jobStatus(result) {
-  if (result.state === "running") return ["running", "running"];
-  if (result.state === "timedOut") return ["timedOut", "timed out; the process tree was stopped"];
-  if (result.state === "killed") return ["killed", `killed${result.signal ? ` (${result.signal})` : ""}`];
-  return [result.exitCode === 0 ? "done" : "error", `exited, exit status ${result.exitCode}`];
-}
-
-function bashStatus(result) {
-  if ("state" in result) return jobStatus(result); // a background job's own call
-  if (result.timedOut) return ["timedOut", "timed out; the process tree was stopped"];
-  if (result.aborted) return ["aborted", "aborted; the process tree was stopped"];
-  if (result.signal) return ["error", `killed by signal ${result.signal}`];
-  return [result.exitCode === 0 ? "done" : "error", `exit status ${result.exitCode}`];
+// The outcome lines (a command's end, a job's state) and their status are the
+// server's (the tool's view, toolbound/views): the page shows them as sent.
+function statusLine(outcome, tag = "p") {
+  return el(tag, `status ${outcome.status}`, outcome.text);
 }
 
 // Bash: the outcome first, then each stream (its totals on its label), live or replayed.
-function renderBash(result, parts) {
-  const [cls, text] = bashStatus(result);
-  parts.push(el("p", `status ${cls}`, text));
+function renderBash(result, outcome, parts) {
+  parts.push(statusLine(outcome));
   if (result.notice) parts.push(el("p", "marker notice", result.notice));
   for (const stream of ["stdout", "stderr"]) {
     const total = result.totals && result.totals[stream];
@@ -645,10 +634,9 @@ function openOnModelView(stream, text) {
 
 // JobOutput and JobStop: the job's state, the page of each stream (stdout's
 // head, stderr's tail, as the model read them), where the next page starts.
-function renderJobPage(tool, result, parts) {
-  const [cls, text] = jobStatus(result);
-  const head = el("p", `status ${cls} job-state`);
-  head.append(tool === "JobStop" ? "stopped job " : "job ", jobLink(result.jobId), ` · ${text}`);
+function renderJobPage(tool, result, outcome, parts) {
+  const head = el("p", `status ${outcome.status} job-state`);
+  head.append(tool === "JobStop" ? "stopped job " : "job ", jobLink(result.jobId), ` · ${outcome.text}`);
   parts.push(head);
   if (typeof result.matched === "string") {
     const matched = el("p", "marker job-matched", "matched: ");
@@ -676,14 +664,13 @@ function renderJobPage(tool, result, parts) {
   $("bash-view").hidden = false;
 }
 
-// JobOutput without a jobId: the session's jobs.
-function jobList(jobs) {
+// JobOutput without a jobId: the session's jobs, each with its state's outcome.
+function jobList(jobs, outcomes) {
   const rows = el("div", "rows job-list");
-  for (const job of jobs) {
+  for (const [i, job] of jobs.entries()) {
     const row = el("div", "job-entry");
     row.dataset.id = job.jobId;
-    const [cls, text] = jobStatus(job);
-    row.append(jobLink(job.jobId), " ", el("span", `status ${cls}`, text), " ", el("code", null, job.command));
+    row.append(jobLink(job.jobId), " ", statusLine(outcomes[i], "span"), " ", el("code", null, job.command));
     rows.append(row);
   }
   return [rows];

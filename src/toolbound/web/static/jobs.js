@@ -3,6 +3,7 @@
 // a link to its live output (a job is a call of its own: the detail view
 // streams it), and a stop button that asks first.
 //
+// A row's status (its colour) is the server's (the jobs' view), its words the state's.
 // Rows come from GET /api/sessions/{sid}/jobs on each poll while the session
 // has a job; a row is rebuilt only when its job changed (its totals change
 // as it prints), and a confirmation being answered moves into the new row.
@@ -16,7 +17,6 @@ import { el, plural } from "./dom.js";
 
 const enc = encodeURIComponent;
 
-const STATE_CLASS = { running: "st-running", exited: "st-done", killed: "st-killed", timedOut: "st-timedOut", failed: "st-error" };
 const STATE_TEXT = { running: "running", exited: "exited", killed: "killed", timedOut: "timed out", failed: "crashed" };
 
 function outcome(job) {
@@ -116,7 +116,7 @@ export class JobsPanel {
     link.href = this.callHref(job.jobId);
     link.title = "its output, live";
     const head = el("div", "job-head");
-    head.append(link, " ", el("span", `badge ${STATE_CLASS[job.state] || ""}`, outcome(job)));
+    head.append(link, " ", el("span", `badge st-${job.status}`, outcome(job)));
     const meta = el("div", "meta");
     meta.append(el("span", "job-id", job.jobId), " · ", el("span", "job-totals", totalsText(job.totals)));
     li.append(head, meta, outputBox(job.output));
