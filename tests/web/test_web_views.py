@@ -94,10 +94,20 @@ async def test_a_job_stopped_by_its_sessions_end_is_killed_not_an_error(
 async def test_a_job_that_failed_is_red_in_its_row_and_the_jobs_panel_alike(
     served: Served, page: Any
 ) -> None:
-    started = await served.host.call("Bash", {"command": "exit 3", "background": True})
+    started = await served.host.call(
+        "Bash", {"command": "exit 3", "background": True}, tool_call_id="start3"
+    )
     job_id = started["jobId"]
     ended = {"jobId": job_id, "until": "^never$", "waitS": 30}
     assert (await served.host.call("JobOutput", ended))["exitCode"] == 3
+    # The call that started it did its work: done, whatever became of the job.
+    await page.goto(session_url(served, "web-s1", "start3"))
+    await page.wait_for_selector("#detail[data-stream=done] #result .status")
+    assert await page.get_attribute("#result .status", "class") == "status done"
+    assert (
+        await page.text_content("#result .status")
+        == f"started background job {job_id} · pid {started['pid']}"
+    )
     await page.goto(session_url(served, "web-s1", job_id))
     assert await row_badge(page, job_id) == "error"
     panel = f"#jobs li[data-id={job_id}] .badge"

@@ -549,7 +549,7 @@ function render(call) {
   } else if (call.tool === "Bash" && "exitCode" in result) {
     renderBash(result, call.outcomes[0], parts);
   } else if (call.tool === "Bash" && result.jobId) {
-    parts.push(jobStarted(result));
+    parts.push(jobStarted(result, call.status));
   } else if (call.tool === "Read" && result.image && typeof result.image === "object") {
     showList(imageView(result), imageTitle(result));
   } else if (call.tool === "Read" && "totalPages" in result && typeof result.content === "string") {
@@ -685,8 +685,8 @@ function jobLink(jobId) {
 const num = (n) => Number(n).toLocaleString("en-US");
 
 // Bash with ``background: true``: the job it started, a link to the job's own output.
-function jobStarted(result) {
-  const p = el("p", "status done", "started background job ");
+function jobStarted(result, status) {
+  const p = el("p", `status ${status}`, "started background job ");
   p.append(jobLink(result.jobId), ` · pid ${result.pid}`);
   return p;
 }
