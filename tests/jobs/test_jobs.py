@@ -289,8 +289,10 @@ async def test_a_host_killed_with_sigkill_takes_every_job_with_it(tmp_path: Path
         line = await asyncio.wait_for(proc.stdout.readline(), 30)
         assert line == b"ready\n"
         pids_file = ws / "pids"
+        # The jobs write the file as they start, maybe after the host said "ready".
         text = await wait_for_async(
-            lambda: (t := pids_file.read_text()).count("\n") == 6 and t, "the jobs' pids"
+            lambda: pids_file.exists() and (t := pids_file.read_text()).count("\n") == 6 and t,
+            "the jobs' pids",
         )
         pids = [int(p) for p in text.split()]
         assert all(alive(pid) for pid in pids)

@@ -691,7 +691,10 @@ async def test_a_timed_out_chatty_writer_emits_nothing_after_its_result(host: To
     live = "".join(e["data"] for e in evs[:-1])
     # Everything streamed live is in the result, and nothing more was captured after it.
     assert result["stdout"] == live
-    assert live.count("tick\n") > 10
+    # It wrote in a loop before its time was up: not a count per second, which a
+    # loaded machine lowers (7 ticks in the second seen here once, not > 10).
+    assert live.count("tick\n") >= 2
+    assert set(live.splitlines()) == {"tick"}
     assert (result["timedOut"], result["exitCode"]) == (True, None)
 
 
