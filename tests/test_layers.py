@@ -40,7 +40,16 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("host", ["host", "pool", ""]),
     (
         "adapters",
-        ["cli", "__main__", "greeting", "harness_setup", "mcp_server", "serve", "web"],
+        [
+            "cli",
+            "__main__",
+            "greeting",
+            "harness_setup",
+            "mcp_server",
+            "serve",
+            "stdio_pipes",
+            "web",
+        ],
     ),
 ]
 

@@ -44,7 +44,6 @@ from typing import TYPE_CHECKING, Literal
 import anyio
 import anyio.abc
 import mcp_types as types
-from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from toolbound import __version__
@@ -57,6 +56,7 @@ from toolbound.mcp_server import ResultShape, build_server, server_session_id
 from toolbound.model_text import Profile
 from toolbound.namespaces import token_namespace
 from toolbound.pool import HostPool, HostWatcher
+from toolbound.stdio_pipes import stdio_streams
 from toolbound.tools.registry import import_runners
 
 if TYPE_CHECKING:
@@ -379,7 +379,7 @@ async def serve_stdio(
 
         async def run() -> None:
             async with (
-                stdio_server() as (read_stream, write_stream),
+                stdio_streams() as (read_stream, write_stream),
                 anyio.create_task_group() as relays,
             ):
                 if opening is not None:
