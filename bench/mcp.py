@@ -13,7 +13,9 @@ can cost. Side by side in one run:
    the official SDK client (JSON-RPC over pipes), and ``host.call``,
    interleaved in rounds so machine noise hits all alike; median ms, ratios,
    and beside them each server's own CPU time per call (``/proc``; in-process:
-   this process's, client included), which the load does not inflate;
+   this process's, client included), which the load does not inflate. The SDK
+   floor beside them: the SDK's low-level server answering every call with a
+   constant text, what a Python server on this SDK costs before any work;
    With ``--before SRC`` (another checkout's ``src`` folder), a server from
    that source tree too, in the same rounds;
 2. throughput: 100 concurrent Reads on one streamable-HTTP session (handshake
@@ -65,6 +67,34 @@ CONCURRENT = 100
 BATCHES = 5
 WAIT_S = 30
 NODE = "node read_text_file"
+FLOOR = "SDK floor: constant text"
+
+# The official SDK's low-level server over its own stdio transport, answering every
+# call with the same text read once: what any Python server on this SDK costs a call
+# before it does any work (no tool, no store, no file read per call).
+FLOOR_SERVER = """
+import sys
+import anyio
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.stdio import stdio_server
+
+text = open(sys.argv[1]).read()
+tool = types.Tool(name="Read", input_schema={"type": "object"})
+
+async def list_tools(ctx, params):
+    return types.ListToolsResult(tools=[tool])
+
+async def call_tool(ctx, params):
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+async def main():
+    server = Server("floor", on_list_tools=list_tools, on_call_tool=call_tool)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+anyio.run(main)
+"""
 IN_PROCESS = "host.call in-process"
 
 
@@ -191,6 +221,15 @@ async def main(rounds: int, before: str | None, http: bool) -> None:
                     )
                     calls[label] = functools.partial(client.call_tool, "Read", args)
                     (pids[label],) = _children() - known
+                floor = StdioServerParameters(
+                    command=sys.executable, args=["-c", FLOOR_SERVER, small]
+                )
+                known = _children()
+                floor_client = await stack.enter_async_context(
+                    Client(floor, read_timeout_seconds=WAIT_S)
+                )
+                calls[FLOOR] = functools.partial(floor_client.call_tool, "Read", args)
+                (pids[FLOOR],) = _children() - known
                 known = _children()
                 reference = await stack.enter_async_context(
                     Client(node, read_timeout_seconds=WAIT_S)
@@ -263,7 +302,7 @@ def _print(what: str, latency: dict[str, tuple[float, float]], rates: dict[str, 
     )
     (n, n_cpu), (b, _) = latency[NODE], latency[IN_PROCESS]
     for label, (ms, cpu) in latency.items():
-        anchor = " (anchor)" if label in (NODE, IN_PROCESS) else ""
+        anchor = " (anchor)" if label in (NODE, IN_PROCESS, FLOOR) else ""
         print(
             f"{label + anchor:<34} {ms:>10.3f} {ms / n:>7.2f}x {ms / b:>7.1f}x"
             f" {cpu:>14.3f} {cpu / n_cpu:>7.2f}x"

@@ -316,13 +316,21 @@ class ToolHost:
                 "toolbound: session %s starts with no read record: %s", self.session_id, err
             )
         self._saved_record = self.read_record.version
-        self.read_record.checkpoint_count = self._checkpoint_count
+        self._follow_checkpoints(self.read_record)
+
+    def _follow_checkpoints(self, record: ReadRecord) -> None:
+        """``record`` asks this host for the session's checkpoints."""
+        record.checkpoint_count = self._checkpoint_count
+        record.counts_on_loop = self._recorder is not None and self._recorder.counts_on_loop
 
     def _checkpoint_count(self) -> int | None:
-        """The session's checkpoints as the store counts them now (economy re-reads ask)."""
+        """The session's checkpoints as the store counts them now (economy re-reads ask);
+        on the event loop, through the recorder's connection that never waits."""
         store = self._store
         if store is None:
             return None
+        if self._recorder is not None and self._recorder.counts_on_loop and _on_loop():
+            return self._recorder.checkpoint_count(self.session_id)
         try:
             return store.checkpoint_count(self.session_id)
         except StoreUnavailable as err:
@@ -454,7 +462,7 @@ class ToolHost:
         record = self._readers.get(reader)
         if record is None:
             record = ReadRecord()
-            record.checkpoint_count = self._checkpoint_count
+            self._follow_checkpoints(record)
             self._readers[reader] = record
             while len(self._readers) > MAX_READERS:
                 self._readers.popitem(last=False)
@@ -556,6 +564,15 @@ class ToolHost:
 
     async def _dispatch(self, name: str, raw: object, ctx: ToolContext) -> WireModel:
         return await run_tool(name, raw, ctx)
+
+
+def _on_loop() -> bool:
+    """Whether the calling thread runs an event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def estimate_context(gauge: ContextGauge, store: SessionStore, session_id: str) -> None:

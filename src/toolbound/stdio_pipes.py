@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # One read takes this much at most; a longer line takes several.
-READ_BYTES = 256 * 1024
+READ_BYTES = 64 * 1024
 
 Streams = tuple["ReadStream[SessionMessage | Exception]", "WriteStream[SessionMessage]"]
 
@@ -120,22 +120,23 @@ def _message(line: bytes) -> SessionMessage | Exception:
 
 async def _read_messages(fd: int, send: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
     """Each line of ``fd`` to ``send`` until EOF (a last line without newline too)."""
+    buffer = bytearray(READ_BYTES)  # read into, never allocated per read
     pending = b""
     async with send:
         while True:
             try:
-                chunk = os.read(fd, READ_BYTES)
+                size = os.readv(fd, [buffer])
             except BlockingIOError:
                 await anyio.wait_readable(fd)
                 continue
-            if not chunk:
+            if not size:
                 break
-            *lines, pending = (pending + chunk).split(b"\n")
+            *lines, pending = (pending + buffer[:size]).split(b"\n")
             for line in lines:
                 if line.strip():
                     await send.send(_message(line))
         if pending.strip():
-            await send.send(_message(pending))
+            await send.send(_message(bytes(pending)))
 
 
 async def _write_messages(fd: int, receive: MemoryObjectReceiveStream[SessionMessage]) -> None:

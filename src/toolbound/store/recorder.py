@@ -47,7 +47,8 @@ rows as one statement, the whole batch in one round trip
 Pieces:
     CallHandle    one call being recorded: event(), settled()
     StreamBudget  one stream's stored bytes and lines against the capture ceiling
-    CallRecorder  the queue and its writer thread: start(), close(); the listener
+    CallRecorder  the queue and its writer thread: start(), close(); the listener;
+                  checkpoint_count() for an economy Read on the loop (SQLite)
 """
 
 from __future__ import annotations
@@ -266,6 +267,26 @@ class CallRecorder(CallListener):
         if handle is not None:
             # A crashed tool's call (no result) is recorded as it was.
             self._release(handle)
+
+    @property
+    def counts_on_loop(self) -> bool:
+        """Whether :meth:`checkpoint_count` can answer on the event loop (SQLite)."""
+        return self._unwaiting is not None
+
+    def checkpoint_count(self, session_id: str) -> int | None:
+        """How many checkpoints ``session_id`` has, counted through the connection that
+        never waits (a WAL read takes no lock), so the event loop may ask; None when it
+        cannot answer now (PostgreSQL, a closed recorder, a busy database)."""
+        conn = self._unwaiting
+        if conn is None or self._closed:
+            return None
+        try:
+            row = conn.execute(
+                "SELECT count(*) FROM checkpoints WHERE session_id = ?", (session_id,)
+            ).fetchone()
+        except Exception:  # busy, or the store went away: the caller knows no count
+            return None
+        return int(row[0])
 
     def close(self) -> None:
         """Write everything queued and held, then stop the thread (blocking: call
