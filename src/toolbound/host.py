@@ -33,6 +33,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from toolbound import busy
 from toolbound.context import ToolContext
 from toolbound.edit import ReadRecord
 from toolbound.exec.abort import Abort
@@ -539,6 +540,7 @@ class ToolHost:
         listeners: tuple[CallListener, ...],
     ) -> None:
         self._calls[ctx.tool_call_id] = ctx
+        busy.begin()
         try:
             result = await self._dispatch(call.tool, call.args, ctx)
             # Kept before the result is out, so the session's next host knows this Read.
@@ -553,6 +555,7 @@ class ToolHost:
                 raise
             return
         finally:
+            busy.end()
             self._calls.pop(ctx.tool_call_id, None)
         try:
             await all_settled(listeners, call)

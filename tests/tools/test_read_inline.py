@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from toolbound import ToolHost
+from toolbound import ToolHost, busy
 from toolbound.arguments import ReadArgs
 from toolbound.store import SessionStore
 from toolbound.tools import ToolContext
@@ -53,6 +53,7 @@ async def test_a_small_regular_file_runs_inline_where_every_mount_is_local(
     (ws / "small.txt").write_text("x\n" * 100)
     async with ToolHost(ws, data_dir=tmp_path / "data", session_id="s1") as host:
         ctx = context(host)
+        assert busy.alone()
         assert runs_inline(args("small.txt"), ctx) == local_mounts()
         assert runs_inline(args(str(ws / "small.txt")), ctx) == local_mounts()
 
@@ -93,3 +94,22 @@ async def test_an_economy_host_counts_checkpoints_on_the_loop_as_another_writer_
             other.session("s1").checkpoint(summary="one")
             other.session("s1").checkpoint(summary="two")
         assert record.checkpoint_count() == 2
+
+
+async def test_beside_other_work_in_the_process_a_small_read_takes_the_thread(
+    tmp_path: Path, ws: Path
+) -> None:
+    (ws / "small.txt").write_text("x\n")
+    async with ToolHost(ws, data_dir=tmp_path / "data", session_id="s1") as host:
+        ctx = context(host)
+        busy.begin()  # the Read's own call
+        try:
+            assert runs_inline(args("small.txt"), ctx) == local_mounts()
+            busy.begin()  # another call, or a recorder writing
+            try:
+                assert not runs_inline(args("small.txt"), ctx)
+            finally:
+                busy.end()
+            assert runs_inline(args("small.txt"), ctx) == local_mounts()
+        finally:
+            busy.end()

@@ -64,6 +64,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolbound import busy
 from toolbound.fit import NO_FIT, Fit
 from toolbound.limits import DEFAULT_LIMITS, Limits
 from toolbound.listeners import CallListener, CallStart, is_job_call
@@ -367,9 +368,13 @@ class CallRecorder(CallListener):
                     except queue.Empty:
                         break
                 closing = any(op[0] == "close" for op in ops)
-                if any(op[0] == "checkpoint" for op in ops):
-                    self._checkpoint(conn)
-                self._write(conn, [op for op in ops if op[0] in ("call", "event")])
+                busy.begin()  # a small Read on the loop waits for this thread's GIL
+                try:
+                    if any(op[0] == "checkpoint" for op in ops):
+                        self._checkpoint(conn)
+                    self._write(conn, [op for op in ops if op[0] in ("call", "event")])
+                finally:
+                    busy.end()
                 with self._count_lock:
                     self._pending -= len(ops) - closing
                 if closing:

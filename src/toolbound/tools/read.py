@@ -57,7 +57,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolbound import notices
+from toolbound import busy, notices
 from toolbound.bounds import sniff_binary
 from toolbound.bounds.binary import BinaryVerdict
 from toolbound.bounds.outline import outline
@@ -123,12 +123,16 @@ def runs_inline(args: ReadArgs, ctx: ToolContext) -> bool:
     3.2 ms round trip over MCP), so a Read that cannot block runs inline: a
     regular file of at most ``INLINE_MAX_BYTES`` (the path as given, stat'ed only to
     decide; the read itself still walks from the root), not a PDF, while every
-    file system mounted is a local one (``local_mounts``), and without a
-    checkpoint count that would wait on the store (PostgreSQL). Anything else,
-    or anything unsure, takes the thread.
+    file system mounted is a local one (``local_mounts``), without a
+    checkpoint count that would wait on the store (PostgreSQL), and while no
+    other call or recorder works in this process (``busy.alone``: beside a busy
+    thread each system call waits for the GIL). Anything else, or anything
+    unsure, takes the thread.
     """
     record = ctx.record
     if record.checkpoint_count is not None and not record.counts_on_loop:
+        return False
+    if not busy.alone():
         return False
     if args.pages is not None or not local_mounts():
         return False
