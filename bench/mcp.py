@@ -1,11 +1,23 @@
 """Benchmark: the MCP server's cost over calling the host in-process.
 
-Anchor: ``host.call("Read", ...)`` of the same small file in this process, the
-least any way of serving the tool can cost. Side by side in one run:
+Anchors: the reference MCP filesystem server in node
+(``@modelcontextprotocol/server-filesystem``'s ``read_text_file``, pinned and
+installed by ``bench/start.py``'s ``installed_reference``), the peer a Read
+over MCP is held to (goal: at most 1.2x), and ``host.call("Read", ...)`` of
+the same small file in this process, the least any way of serving the tool
+can cost. Side by side in one run:
 
 1. latency: one Read through a real ``toolbound serve --stdio`` round trip
-   (the official SDK client; JSON-RPC over pipes) against ``host.call``,
-   interleaved in rounds so machine noise hits both alike; median ms, ratio;
+   (serve's defaults: the economy profile, ``--fit auto``, recording into the
+   store), the reference server's ``read_text_file`` over stdio, both driven by
+   the official SDK client (JSON-RPC over pipes), and ``host.call``,
+   interleaved in rounds so machine noise hits all alike; median ms, ratios,
+   and beside them each server's own CPU time per call (``/proc``; in-process:
+   this process's, client included), which the load does not inflate. The SDK
+   floor beside them: the SDK's low-level server answering every call with a
+   constant text, what a Python server on this SDK costs before any work;
+   With ``--before SRC`` (another checkout's ``src`` folder), a server from
+   that source tree too, in the same rounds;
 2. throughput: 100 concurrent Reads on one streamable-HTTP session (handshake
    era) and on sessionless 2026-07-28 HTTP, against 100 concurrent
    ``host.call`` in-process; calls per second.
@@ -13,13 +25,19 @@ least any way of serving the tool can cost. Side by side in one run:
 If the Read tool is not installed yet, every figure measures the error path
 instead (a Read whose arguments are refused, which still crosses the whole
 server) and the table says so.
+
+Usage: ``python bench/mcp.py [--rounds N] [--before SRC] [--no-http]``.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import contextlib
+import functools
 import os
 import re
+import secrets
 import statistics
 import subprocess
 import sys
@@ -31,11 +49,15 @@ from typing import Any
 
 import anyio
 
+from start import installed_reference
+
 # This script is bench/mcp.py: its own folder must not shadow the mcp SDK.
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 
 from toolbound import ToolHost  # noqa: E402
 
@@ -44,6 +66,36 @@ CALLS_PER_ROUND = 20
 CONCURRENT = 100
 BATCHES = 5
 WAIT_S = 30
+NODE = "node read_text_file"
+FLOOR = "SDK floor: constant text"
+
+# The official SDK's low-level server over its own stdio transport, answering every
+# call with the same text read once: what any Python server on this SDK costs a call
+# before it does any work (no tool, no store, no file read per call).
+FLOOR_SERVER = """
+import sys
+import anyio
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.stdio import stdio_server
+
+text = open(sys.argv[1]).read()
+tool = types.Tool(name="Read", input_schema={"type": "object"})
+
+async def list_tools(ctx, params):
+    return types.ListToolsResult(tools=[tool])
+
+async def call_tool(ctx, params):
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+async def main():
+    server = Server("floor", on_list_tools=list_tools, on_call_tool=call_tool)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+anyio.run(main)
+"""
+IN_PROCESS = "host.call in-process"
 
 
 def _serve_args(workspace: Path, data_dir: Path, *transport: str) -> list[str]:
@@ -90,12 +142,13 @@ async def _burst_per_s(call: Callable[[], Awaitable[object]]) -> float:
     return statistics.median(rates)
 
 
-def _start_http(workspace: Path, data_dir: Path) -> tuple[subprocess.Popen[str], str]:
+def _start_http(workspace: Path, data_dir: Path, token: str) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
         [sys.executable, *_serve_args(workspace, data_dir, "--http", "127.0.0.1:0")],
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,
+        env={**os.environ, "TOOLBOUND_TOKEN": token},
     )
     assert proc.stderr is not None
     announce = proc.stderr.readline()
@@ -106,7 +159,41 @@ def _start_http(workspace: Path, data_dir: Path) -> tuple[subprocess.Popen[str],
     return proc, found.group(1)
 
 
-async def main() -> None:
+def _children() -> set[int]:
+    """This process's child processes (the stdio servers)."""
+    me = str(os.getpid())
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if stat[stat.rfind(")") + 2 :].split()[1] == me:
+                found.add(int(entry))
+    return found
+
+
+def _cpu_ms(pid: int | None) -> float:
+    """CPU milliseconds so far of ``pid`` (None: this process)."""
+    if pid is None:
+        t = os.times()
+        return (t.user + t.system) * 1000
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def _stdio_server(workspace: Path, data_dir: Path, src: str | None = None) -> StdioServerParameters:
+    """``toolbound serve --stdio`` with serve's defaults, from ``src`` when given."""
+    # The SDK hands the server a minimal environment; keep the import path.
+    path = src or os.environ.get("PYTHONPATH")
+    env = {"PYTHONPATH": path} if path else None
+    return StdioServerParameters(
+        command=sys.executable, args=_serve_args(workspace, data_dir, "--stdio"), env=env
+    )
+
+
+async def main(rounds: int, before: str | None, http: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         workspace, data_dir = Path(tmp) / "ws", Path(tmp) / "data"
         workspace.mkdir()
@@ -117,50 +204,120 @@ async def main() -> None:
             async def in_process() -> object:
                 return await host.call("Read", args)
 
-            # The SDK hands the server a minimal environment; keep the import path.
-            env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else None
-            params = StdioServerParameters(
-                command=sys.executable, args=_serve_args(workspace, data_dir, "--stdio"), env=env
+            node = StdioServerParameters(
+                command="node", args=[str(installed_reference()), str(workspace)]
             )
-            async with Client(params, read_timeout_seconds=WAIT_S) as stdio:
+            small = str((workspace / "small.txt").resolve())
+            calls: dict[str, Callable[[], Awaitable[object]]] = {}
+            pids: dict[str, int | None] = {IN_PROCESS: None}
+            async with contextlib.AsyncExitStack() as stack:
+                servers = {"MCP stdio round trip": _stdio_server(workspace, data_dir)}
+                if before is not None:
+                    servers["MCP stdio, --before"] = _stdio_server(workspace, data_dir, before)
+                for label, params in servers.items():
+                    known = _children()
+                    client = await stack.enter_async_context(
+                        Client(params, read_timeout_seconds=WAIT_S)
+                    )
+                    calls[label] = functools.partial(client.call_tool, "Read", args)
+                    (pids[label],) = _children() - known
+                floor = StdioServerParameters(
+                    command=sys.executable, args=["-c", FLOOR_SERVER, small]
+                )
+                known = _children()
+                floor_client = await stack.enter_async_context(
+                    Client(floor, read_timeout_seconds=WAIT_S)
+                )
+                calls[FLOOR] = functools.partial(floor_client.call_tool, "Read", args)
+                (pids[FLOOR],) = _children() - known
+                known = _children()
+                reference = await stack.enter_async_context(
+                    Client(node, read_timeout_seconds=WAIT_S)
+                )
+                (pids[NODE],) = _children() - known
+                calls[NODE] = functools.partial(
+                    reference.call_tool, "read_text_file", {"path": small}
+                )
+                calls[IN_PROCESS] = in_process
+                for call in calls.values():
+                    await call()  # warm up: list_tools for the output schema, imports
+                samples: dict[str, list[float]] = {label: [] for label in calls}
+                cpu: dict[str, list[float]] = {label: [] for label in calls}
+                order = list(calls)
+                for turn in range(rounds):
+                    # Each round starts with the next one: none always follows the same.
+                    for label in order[turn % len(order) :] + order[: turn % len(order)]:
+                        call = calls[label]
+                        cpu_started = _cpu_ms(pids[label])
+                        samples[label] += await _median_ms(call, CALLS_PER_ROUND)
+                        used = _cpu_ms(pids[label]) - cpu_started
+                        cpu[label].append(used)
+            latency = {
+                label: (statistics.median(ms), sum(cpu[label]) / len(ms))
+                for label, ms in samples.items()
+            }
+            rates = await _throughput(workspace, data_dir, args, in_process) if http else {}
+    _print(what, latency, rates)
 
-                async def over_stdio() -> object:
-                    return await stdio.call_tool("Read", args)
 
-                await over_stdio()  # warm up: list_tools for the output schema, imports
-                ours: list[float] = []
-                base: list[float] = []
-                for _ in range(ROUNDS):
-                    ours += await _median_ms(over_stdio, CALLS_PER_ROUND)
-                    base += await _median_ms(in_process, CALLS_PER_ROUND)
+async def _throughput(
+    workspace: Path,
+    data_dir: Path,
+    args: dict[str, Any],
+    in_process: Callable[[], Awaitable[object]],
+) -> dict[str, float]:
+    """Calls per second of CONCURRENT calls: in-process, and over HTTP with and
+    without a session."""
+    token = secrets.token_urlsafe(16)
+    proc, url = _start_http(workspace, data_dir, token)
+    headers = {"Authorization": f"Bearer {token}"}
+    try:
+        rates: dict[str, float] = {IN_PROCESS: await _burst_per_s(in_process)}
+        for label, mode in (("HTTP session", "legacy"), ("HTTP sessionless", "auto")):
+            async with (
+                create_mcp_http_client(headers=headers) as client,
+                Client(
+                    streamable_http_client(url, http_client=client),
+                    mode=mode,
+                    read_timeout_seconds=WAIT_S,
+                ) as http,
+            ):
+                over_http = functools.partial(http.call_tool, "Read", args)
+                await over_http()
+                rates[label] = await _burst_per_s(over_http)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=WAIT_S)
+        assert proc.stderr is not None
+        proc.stderr.close()
+    return rates
 
-            proc, url = _start_http(workspace, data_dir)
-            try:
-                rates: dict[str, float] = {"host.call in-process": await _burst_per_s(in_process)}
-                for label, mode in (("HTTP session", "legacy"), ("HTTP sessionless", "auto")):
-                    async with Client(url, mode=mode, read_timeout_seconds=WAIT_S) as http:
 
-                        async def over_http(http: Client = http) -> object:
-                            return await http.call_tool("Read", args)
-
-                        await over_http()
-                        rates[label] = await _burst_per_s(over_http)
-            finally:
-                proc.terminate()
-                proc.wait(timeout=WAIT_S)
-                assert proc.stderr is not None
-                proc.stderr.close()
-
-    o, b = statistics.median(ours), statistics.median(base)
-    print(f"MCP server vs host.call in-process: {what}")
-    print(f"{'latency':<34} {'median ms':>10} {'ratio':>7}")
-    print(f"{'MCP stdio round trip':<34} {o:>10.3f} {o / b:>6.1f}x")
-    print(f"{'host.call in-process (anchor)':<34} {b:>10.3f} {1:>6.1f}x")
-    print(f"{f'{CONCURRENT} concurrent calls':<34} {'calls/s':>10} {'ratio':>7}")
-    anchor = rates["host.call in-process"]
-    for label, rate in rates.items():
-        print(f"{label:<34} {rate:>10.0f} {rate / anchor:>6.2f}x")
+def _print(what: str, latency: dict[str, tuple[float, float]], rates: dict[str, float]) -> None:
+    print(f"load average at end: {os.getloadavg()}")
+    print(f"MCP server vs the node reference and host.call in-process: {what}")
+    print(
+        f"{'latency':<34} {'median ms':>10} {'vs node':>8} {'vs host':>8}"
+        f" {'server CPU ms':>14} {'vs node':>8}"
+    )
+    (n, n_cpu), (b, _) = latency[NODE], latency[IN_PROCESS]
+    for label, (ms, cpu) in latency.items():
+        anchor = " (anchor)" if label in (NODE, IN_PROCESS, FLOOR) else ""
+        print(
+            f"{label + anchor:<34} {ms:>10.3f} {ms / n:>7.2f}x {ms / b:>7.1f}x"
+            f" {cpu:>14.3f} {cpu / n_cpu:>7.2f}x"
+        )
+    if rates:
+        print(f"{f'{CONCURRENT} concurrent calls':<34} {'calls/s':>10} {'ratio':>8}")
+        anchor_rate = rates[IN_PROCESS]
+        for label, rate in rates.items():
+            print(f"{label:<34} {rate:>10.0f} {rate / anchor_rate:>7.2f}x")
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=ROUNDS)
+    parser.add_argument("--before", metavar="SRC", help="another checkout's src folder")
+    parser.add_argument("--no-http", action="store_true", help="latency only")
+    options = parser.parse_args()
+    asyncio.run(main(options.rounds, options.before, not options.no_http))

@@ -19,6 +19,11 @@ interleaved batches (the machine may be shared):
   around them: plain ``subprocess.run`` (the anchor), under the same bwrap
   options as ``workspace-write``, and with a Landlock ruleset (writes only
   to the workspace and /tmp) applied in a ``preexec_fn``.
+- For a sandbox kept per session (one bwrap, a command forked in it each
+  call): inside one long-lived ``workspace-write`` sandbox, ``bash -c true``
+  plain (the anchor), in a PID namespace of its own, and with a private
+  ``/tmp`` as well, what each command would still pay to keep today's
+  per-call namespaces.
 
 Usage: ``python bench/sandbox.py`` prints the table.
 """
@@ -205,6 +210,48 @@ def _raw_spawns(workspace: Path) -> dict[str, tuple[float, float]]:
     }
 
 
+# Run inside one long-lived sandbox: $1 commands each way, elapsed microseconds per
+# command printed for each: a plain `bash -c true` (the anchor), in a PID namespace of
+# its own (`unshare --pid --fork`), and with a private /tmp too (a mount namespace and
+# a tmpfs): what a sandbox kept for a session would still pay per command to keep
+# today's per-call PID namespace and private /tmp.
+_PER_COMMAND = r"""
+n=$1
+each() { local t0=$EPOCHREALTIME; for ((i = 0; i < n; i++)); do "$@"; done
+  echo $(( (${EPOCHREALTIME/./} - ${t0/./}) / n )); }
+each bash -c true
+each unshare --pid --fork --kill-child bash -c true
+each unshare --pid --fork --kill-child --mount --propagation private \
+  bash -c 'mount -t tmpfs -o size=1g tmpfs /tmp && exec bash -c true'
+"""
+
+
+def _kept_sandbox(workspace: Path) -> dict[str, float]:
+    """Median microseconds per command inside one long-lived bwrap (see _PER_COMMAND),
+    with the capabilities its user namespace gives (as a keeper's commands would have)."""
+    policy = SandboxPolicy.create("workspace-write")
+    assert policy.bwrap is not None, "bench/sandbox.py needs bubblewrap"
+    argv = [
+        policy.bwrap,
+        *bwrap_args(policy, cwd=workspace, scratch=None),
+        "--cap-add",
+        "ALL",
+        "--",
+        "bash",
+        "-c",
+        _PER_COMMAND,
+        "per-command",
+        str(BATCH),
+    ]
+    labels = ("plain bash -c true", "+ own PID namespace", "+ PID ns, private /tmp")
+    samples: dict[str, list[float]] = {label: [] for label in labels}
+    for _ in range(TRUE_RUNS // BATCH):
+        out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+        for label, value in zip(labels, out.split(), strict=True):
+            samples[label].append(int(value) / 1000)
+    return {label: statistics.median(ms) for label, ms in samples.items()}
+
+
 def main() -> None:
     print(f"load average at start: {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -214,6 +261,7 @@ def main() -> None:
         trees = asyncio.run(_trees(workspace, data))
         big = asyncio.run(_big_output(workspace, data))
         raw = _raw_spawns(workspace)
+        kept = _kept_sandbox(workspace)
     anchor, cpu_anchor = calls["off"]
     print(f"\n{TRUE_RUNS} x `true` through the Bash tool (median ms per call; goal: added < 5 ms)")
     for label, (ms, cpu_ms) in calls.items():
@@ -236,6 +284,12 @@ def main() -> None:
             f"  {label:10s} {ms:7.2f} ms   added {ms - raw['plain'][0]:+6.2f} ms"
             f"   CPU {cpu_ms:5.2f} ms, added {cpu_ms - raw['plain'][1]:+5.2f} ms"
         )
+    print(
+        f"\ninside one long-lived sandbox, {TRUE_RUNS} commands each (median ms per command;"
+        " anchor: plain)"
+    )
+    for label, ms in kept.items():
+        print(f"  {label:28s} {ms:7.2f} ms   added {ms - kept['plain bash -c true']:+6.2f} ms")
     print(f"\nload average at end: {os.getloadavg()}")
 
 

@@ -28,7 +28,7 @@ PACKAGE = Path(toolbound.__file__).parent
 # Leaf first. A module is placed by the longest entry that is its name or a
 # package above it (names relative to ``toolbound``; "" is the package itself).
 LAYERS: list[tuple[str, list[str]]] = [
-    ("values", ["limits", "fit", "linear_regex", "fsroot", "names", "gauge", "lazy"]),
+    ("values", ["limits", "fit", "linear_regex", "fsroot", "names", "gauge", "lazy", "busy"]),
     ("bounds", ["bounds"]),
     ("text", ["notices", "views", "model_text", "results", "arguments", "models", "listeners"]),
     ("files", ["paths", "scratch", "namespaces", "edit"]),
@@ -40,7 +40,16 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("host", ["host", "pool", ""]),
     (
         "adapters",
-        ["cli", "__main__", "greeting", "harness_setup", "mcp_server", "serve", "web"],
+        [
+            "cli",
+            "__main__",
+            "greeting",
+            "harness_setup",
+            "mcp_server",
+            "serve",
+            "stdio_pipes",
+            "web",
+        ],
     ),
 ]
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from toolbound import busy
 from toolbound.context import ToolContext
 from toolbound.exec.abort import Abort
 from toolbound.exec.events import CallEvents
@@ -291,6 +292,7 @@ class ToolHost:
 
     async def _run(self, call: CallStart, ctx: ToolContext, sink: CallEvents) -> None:
         self._calls[ctx.tool_call_id] = ctx
+        busy.begin()
         try:
             result = await run_tool(call.tool, call.args, ctx)
             # Kept before the result is out, so the session's next host knows this Read.
@@ -303,6 +305,7 @@ class ToolHost:
                 raise
             return
         finally:
+            busy.end()
             self._calls.pop(ctx.tool_call_id, None)
         await sink.settle(event)
 

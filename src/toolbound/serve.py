@@ -44,7 +44,6 @@ from typing import TYPE_CHECKING, Literal
 import anyio
 import anyio.abc
 import mcp_types as types
-from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from toolbound import __version__
@@ -56,6 +55,7 @@ from toolbound.limits import DEFAULT_LIMITS, ECONOMY, Limits, Profile
 from toolbound.mcp_server import ResultShape, build_server, server_session_id
 from toolbound.namespaces import token_namespace
 from toolbound.pool import HostPool, HostWatcher
+from toolbound.stdio_pipes import stdio_streams
 from toolbound.tools.registry import import_runners
 
 if TYPE_CHECKING:
@@ -378,7 +378,7 @@ async def serve_stdio(
 
         async def run() -> None:
             async with (
-                stdio_server() as (read_stream, write_stream),
+                stdio_streams() as (read_stream, write_stream),
                 anyio.create_task_group() as relays,
             ):
                 if opening is not None:

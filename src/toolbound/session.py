@@ -156,10 +156,19 @@ class HostSession:
         failed = f"session {self.id} starts with no read record"
         self.read_record = self._use(saved, self.read_record, failed)
         self._saved_record = self.read_record.version
-        self.read_record.checkpoint_count = self._checkpoint_count
+        self._follow_checkpoints(self.read_record)
+
+    def _follow_checkpoints(self, record: ReadRecord) -> None:
+        """``record`` asks this session for its checkpoints."""
+        record.checkpoint_count = self._checkpoint_count
+        record.counts_on_loop = self.recorder is not None and self.recorder.counts_on_loop
 
     def _checkpoint_count(self) -> int | None:
-        """The session's checkpoints as the store counts them now (economy re-reads ask)."""
+        """The session's checkpoints as the store counts them now (economy re-reads ask);
+        on the event loop, through the recorder's connection that never waits."""
+        recorder = self.recorder
+        if recorder is not None and recorder.counts_on_loop and _on_loop():
+            return recorder.checkpoint_count(self.id)
         return self._use(
             lambda store: store.checkpoint_count(self.id),
             None,
@@ -175,7 +184,7 @@ class HostSession:
         record = self._readers.get(reader)
         if record is None:
             record = ReadRecord()
-            record.checkpoint_count = self._checkpoint_count
+            self._follow_checkpoints(record)
             self._readers[reader] = record
             while len(self._readers) > MAX_READERS:
                 self._readers.popitem(last=False)
@@ -232,6 +241,15 @@ class HostSession:
         then remove its scratch dir in any case."""
         self._use(lambda store: store.end(self.id), None, f"session {self.id} not marked ended")
         self.scratch.remove()
+
+
+def _on_loop() -> bool:
+    """Whether the calling thread runs an event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _degrade(action: Callable[[], T], fallback: T, failed: str | None) -> T:

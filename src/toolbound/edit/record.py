@@ -158,6 +158,8 @@ class ReadRecord:
         # Set by a host whose store holds the session: how many checkpoints the
         # session has now, None when the store cannot tell (not saved with the record).
         self.checkpoint_count: Callable[[], int | None] | None = None
+        # Whether checkpoint_count answers on the event loop without waiting (SQLite).
+        self.counts_on_loop = False
 
     def to_json(self) -> str:
         """The record as JSON (paths as strings; a non-UTF-8 name escaped, never lost)."""
