@@ -338,9 +338,18 @@ class TerminalCollapser:
 
 def _open_tail(text: str) -> int:
     """Where the part of ``text`` that a later chunk could extend starts
-    (``len(text)`` when none could)."""
-    if text.endswith("\r"):
+    (``len(text)`` when none could): an open sequence, else a last ``\r`` (which
+    a ``\n`` may follow). The sequence is looked for first: an OSC string holds
+    any ``\r`` it has taken in, so a chunk that ends inside one holds from its
+    ESC, as the whole text would."""
+    hold = _open_sequence(text)
+    if hold == len(text) and text.endswith("\r"):
         return len(text) - 1
+    return hold
+
+
+def _open_sequence(text: str) -> int:
+    """Where an escape sequence that a later chunk could finish starts, else ``len(text)``."""
     esc = text.rfind("\x1b", max(0, len(text) - MAX_STRING_SEQUENCE_CHARS - 3))
     if esc < 0:
         return len(text)
