@@ -63,6 +63,13 @@ async def test_a_jobs_inputs_show_among_its_output_in_order_live_reloaded_and_fr
     # The agent's text is text: no element of it made it into the page.
     assert await page.evaluate("() => document.querySelectorAll('#out-stdout b, img').length") == 0
     await screenshot(page, "job-input")
+    # The jobs panel's row: how many inputs, the last one (as text).
+    row = f"#jobs li[data-id={job_id}] .job-input"
+    await page.wait_for_function(
+        "([sel, want]) => document.querySelector(sel)?.textContent === want",
+        arg=[row, f"input: 2 calls, the last {SECOND[:-1]}⏎"],
+        timeout=WAIT_MS,
+    )
 
     # The JobInput calls are calls like any: a row each, with the job and the input.
     await page.wait_for_selector("#calls .call[data-id=in2]")
@@ -90,6 +97,15 @@ async def test_a_jobs_inputs_show_among_its_output_in_order_live_reloaded_and_fr
     done = [*two, f"in:{MARK}(stdin closed)"]
     assert await shown(page, done) == done
     await page.wait_for_selector("#detail[data-stream=done]")
+    # A refused input (the job ended) was not written: the row does not count it.
+    late = await host.call("JobInput", {"jobId": job_id, "input": "x\n"}, tool_call_id="in4")
+    assert late["error"]["code"] == "TOOL_INVALID_ARGUMENT"
+    await page.wait_for_selector("#calls .call[data-id=in4]")
+    await page.wait_for_function(
+        "([sel, want]) => document.querySelector(sel)?.textContent === want",
+        arg=[row, "input: 3 calls, the last  · stdin closed"],
+        timeout=WAIT_MS,
+    )
 
     # A web view that holds no call in memory: the job read back from the store.
     with SessionStore(host.data_dir) as store:
