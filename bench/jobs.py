@@ -1,4 +1,5 @@
-"""Background jobs benchmark (issue 14): starting, waking, and eight 1 GiB jobs at once.
+"""Background jobs benchmark (issues 14, 28): starting, waking, eight 1 GiB jobs at once,
+a dev server's first line, and a job's input.
 
 Each figure is measured side by side with its anchor in one run:
 
@@ -14,8 +15,21 @@ Each figure is measured side by side with its anchor in one run:
   10 ms) against its bound, every count exact, and the wall time against the
   same eight writers piped into ``cat > /dev/null`` at once (the anchor), and
   into ``cat > FILE`` (eight logs that keep all 8 GiB).
+- A Python dev server's first line (issue 28): ``python -m http.server 0``
+  started as a job, seconds from the Bash call to a waiting ``JobOutput``
+  with ``until: "Serving"`` returning it, against the same server started in
+  a terminal (``script -q -c``, its first line read from the terminal), in
+  alternating rounds, medians and their ratio. The benchmark runs without
+  ``PYTHONUNBUFFERED``, as an MCP client starts a server: the line arrives
+  only because jobs are line-buffered.
+- JobInput's round trip on a ``cat`` job (the line written, its echo back):
+  the time until a listener sees the echo's chunk, and until the JobInput
+  call returns (it waits for the output to pause ``job_input_quiet_s``),
+  against writing the line to a pipe of a ``cat`` process and reading the echo
+  back directly.
 
-Usage: ``python bench/jobs.py`` prints the table and the load average.
+Usage: ``python bench/jobs.py`` prints the table and the load average;
+``python bench/jobs.py shell`` only the last two figures (the dev server, the input).
 """
 
 from __future__ import annotations
@@ -24,6 +38,7 @@ import asyncio
 import json
 import os
 import resource
+import signal
 import statistics
 import subprocess
 import sys
@@ -34,6 +49,7 @@ from typing import Any
 
 from toolbound import DEFAULT_LIMITS, ToolHost
 from toolbound.jobs.job import READ_BYTES
+from toolbound.listeners import CallListener, CallStart
 
 GIB = 1024**3
 LINE = f"{'a line of build output from a compiler, padded out to 70 bytes':<69}"
@@ -41,6 +57,10 @@ WRITER = f"yes '{LINE}' | head -c {GIB}"
 START_ROUNDS = 12  # of 8 jobs each: 96 starts against 96 `true` calls
 TICKS = 100
 JOBS = 8
+SERVER_ROUNDS = 7
+SERVER = f"{sys.executable} -m http.server 0 --bind 127.0.0.1"
+INPUT_ROUNDS = 20
+PIPE_ROUNDS = 200
 
 
 async def _starts(host: ToolHost) -> tuple[list[float], list[float]]:
@@ -153,8 +173,149 @@ def _anchor_eight(tmp: Path, *, to_files: bool) -> float:
     return elapsed
 
 
-def _ms(values: list[float]) -> str:
-    return f"{statistics.median(values) * 1000:.2f} ms"
+async def _server_as_job(host: ToolHost) -> float:
+    """Seconds from starting the dev server as a job to JobOutput's ``until`` returning."""
+    t = time.perf_counter()
+    started = await host.call("Bash", {"command": SERVER, "background": True})
+    job_id = started["jobId"]
+    try:
+        out = await host.call("JobOutput", {"jobId": job_id, "until": "^Serving", "waitS": 10})
+        elapsed = time.perf_counter() - t
+        if "matched" not in out:
+            raise RuntimeError(f"the server's first line did not arrive: {out}")
+    finally:
+        await host.call("JobStop", {"jobId": job_id})
+    return elapsed
+
+
+def _server_in_terminal(cwd: Path) -> float:
+    """Seconds from starting the dev server under ``script`` to its first line's arrival."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(
+        ["script", "-q", "-c", SERVER, "/dev/null"],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    assert proc.stdout is not None
+    seen = b""
+    try:
+        while b"Serving" not in seen:
+            data = os.read(proc.stdout.fileno(), 4096)
+            if not data:
+                raise RuntimeError(f"the terminal's server ended first: {seen!r}")
+            seen += data
+        return time.perf_counter() - t
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait()
+        proc.stdout.close()
+
+
+async def _servers(host: ToolHost, cwd: Path) -> tuple[list[float], list[float]]:
+    """The dev server's first line as a job and in a terminal, alternating."""
+    as_job, in_terminal = [], []
+    for _ in range(SERVER_ROUNDS):
+        as_job.append(await _server_as_job(host))
+        in_terminal.append(await asyncio.to_thread(_server_in_terminal, cwd))
+    return as_job, in_terminal
+
+
+class _EchoSeen(CallListener):
+    """The time each chunk of a job's output reached the listeners, by its text."""
+
+    def __init__(self) -> None:
+        self.at: dict[str, float] = {}
+
+    def call_event(self, call: CallStart, event: dict[str, Any]) -> None:
+        if event["type"] == "chunk":
+            self.at.setdefault(event["data"], time.perf_counter())
+
+
+async def _inputs(host: ToolHost) -> tuple[list[float], list[float]]:
+    """JobInput on a ``cat`` job: seconds to the echo's chunk, and to the call's return."""
+    seen = _EchoSeen()
+    host.listeners.append(seen)
+    started = await host.call("Bash", {"command": "cat", "background": True})
+    job_id = started["jobId"]
+    echoed, returned = [], []
+    try:
+        for n in range(INPUT_ROUNDS):
+            line = f"ping {n}\n"
+            t = time.perf_counter()
+            out = await host.call("JobInput", {"jobId": job_id, "input": line})
+            returned.append(time.perf_counter() - t)
+            if line not in seen.at or out["stdout"] != line:
+                raise RuntimeError(f"no echo of {line!r}: {out}")
+            echoed.append(seen.at[line] - t)
+    finally:
+        await host.call("JobStop", {"jobId": job_id})
+        host.listeners.remove(seen)
+    return echoed, returned
+
+
+def _pipe_round_trips() -> list[float]:
+    """The anchor: a line written to a ``cat`` process's stdin pipe, its echo read back."""
+    proc = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    out: list[float] = []
+    try:
+        for n in range(PIPE_ROUNDS):
+            line = f"ping {n}\n".encode()
+            t = time.perf_counter()
+            os.write(proc.stdin.fileno(), line)
+            got = b""
+            while not got.endswith(b"\n"):
+                got += os.read(proc.stdout.fileno(), 4096)
+            out.append(time.perf_counter() - t)
+    finally:
+        proc.stdin.close()
+        proc.wait()
+        proc.stdout.close()
+    return out
+
+
+async def _shell(tmp: Path) -> dict[str, list[float]]:
+    ws = tmp / "ws-shell"
+    ws.mkdir()
+    terminal_cwd = tmp / "terminal"
+    terminal_cwd.mkdir()
+    async with ToolHost(ws, data_dir=tmp / "data-shell") as host:
+        as_job, in_terminal = await _servers(host, terminal_cwd)
+        echoed, returned = await _inputs(host)
+    pipe = await asyncio.to_thread(_pipe_round_trips)
+    return {
+        "as_job": as_job,
+        "in_terminal": in_terminal,
+        "echoed": echoed,
+        "returned": returned,
+        "pipe": pipe,
+    }
+
+
+def _print_shell(figures: dict[str, list[float]]) -> None:
+    med = {k: statistics.median(v) for k, v in figures.items()}
+    job, terminal = _ms(figures["as_job"]), _ms(figures["in_terminal"])
+    print(
+        f"dev server line     {job:>10}   in a terminal {terminal:>10}   "
+        f"ratio {med['as_job'] / med['in_terminal']:.2f}x   (medians of {SERVER_ROUNDS})"
+    )
+    echoed, pipe = _ms(figures["echoed"], 3), _ms(figures["pipe"], 3)
+    print(
+        f"JobInput -> echo    {echoed:>10}   pipe to cat {pipe:>12}   "
+        f"ratio {med['echoed'] / med['pipe']:.0f}x   (medians of {INPUT_ROUNDS} / {PIPE_ROUNDS})"
+    )
+    print(
+        f"JobInput returns    {_ms(figures['returned']):>10}   (waits for the output to pause "
+        f"{DEFAULT_LIMITS.job_input_quiet_s * 1000:.0f} ms)"
+    )
+
+
+def _ms(values: list[float], digits: int = 2) -> str:
+    return f"{statistics.median(values) * 1000:.{digits}f} ms"
 
 
 async def _in_host(tmp: Path) -> tuple[list[float], list[float], list[float]]:
@@ -167,6 +328,13 @@ async def _in_host(tmp: Path) -> tuple[list[float], list[float], list[float]]:
 
 
 def main() -> None:
+    # As an MCP client starts a server: a job's output arrives only if jobs are line-buffered.
+    os.environ.pop("PYTHONUNBUFFERED", None)
+    if sys.argv[1:] == ["shell"]:
+        with tempfile.TemporaryDirectory() as tmp:
+            _print_shell(asyncio.run(_shell(Path(tmp))))
+        print(f"load average        {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        return
     limits = DEFAULT_LIMITS
     bound = limits.job_log_head_bytes + 2 * limits.job_log_tail_bytes + READ_BYTES
     with tempfile.TemporaryDirectory() as tmp:
@@ -174,6 +342,7 @@ def main() -> None:
         anchor = _anchor_eight(Path(tmp), to_files=False)
         to_files = _anchor_eight(Path(tmp), to_files=True)
         eight = _eight_jobs(Path(tmp))
+        shell = asyncio.run(_shell(Path(tmp)))
     expected_lines = -(-GIB // (len(LINE) + 1))
     exact = all(t == {"bytes": GIB, "lines": expected_lines} for t in eight["totals"])
     print(
@@ -198,6 +367,7 @@ def main() -> None:
         f"bound {bound / 1024**2:.2f} MB; final {max(eight['final']) / 1024**2:.2f} MB; "
         f"counts exact: {exact}"
     )
+    _print_shell(shell)
     print(f"load average        {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -187,9 +187,9 @@ async def test_every_result_model_of_every_tool_is_rendered_by_its_view(
             assert not is_error(tool, result)
             if "jobId" in result:
                 job = {"jobId": result["jobId"]}
-                pages = (("JobOutput", job), ("JobInput", job | {"input": "x\n"}), ("JobStop", job))
-                for page_tool, page_args in pages:
-                    page = await host.call(page_tool, page_args)
+                pages = (("JobOutput", {}), ("JobInput", {"input": "x\n"}), ("JobStop", {}))
+                for page_tool, more in pages:
+                    page = await host.call(page_tool, {**job, **more})
                     seen.add((page_tool, _model_of(page_tool, page)))
                     text = model_text(page_tool, page)
                     assert text.startswith(f"[job {result['jobId']} "), text

@@ -213,7 +213,7 @@ async def test_a_jobs_input_is_an_event_of_its_own_seq_and_its_call_is_recorded(
         "close": False,
     }
     # The JobInput call is a call like any: its arguments and result in the store;
-    # the job's stored events are its chunks and result (its input is that call).
+    # the job's stored events are its input, chunks and result, in seq order.
     await host.aclose()
     store = SessionStore(host.data_dir)
     try:
@@ -225,5 +225,6 @@ async def test_a_jobs_input_is_an_event_of_its_own_seq_and_its_call_is_recorded(
         "JobInput",
         {"jobId": job_id, "input": "ping\n"},
     )
-    assert [e["type"] for e in stored] == ["chunk", "result"]
+    assert [e["type"] for e in stored] == ["input", "chunk", "result"]
+    assert stored[0] == mine[0]
     assert model_text("JobInput", answer).startswith(f"[job {job_id} ")

@@ -16,6 +16,7 @@ import pytest
 
 from mcp_client import text_of
 from support import alive, wait_for_async
+from toolbound.limits import DEFAULT_LIMITS
 from toolbound.mcp_server import CHUNK_META_KEY
 from toolbound.tooldefs import tool_defs
 
@@ -48,6 +49,31 @@ async def test_tools_list_serves_the_definitions_without_output_schemas(connect:
             ("JobInput", False),
         ]
         assert [t.output_schema for t in listed.tools] == [None] * len(listed.tools)
+
+
+async def test_tools_list_carries_the_shells_numbers_input_terminal_and_wait_for(
+    connect: Connect,
+) -> None:
+    """What a client reads of JobInput's bound, the terminal's size and ``waitFor``
+    is the host's limits, as tools/list sends them."""
+    limits = DEFAULT_LIMITS
+    async with connect() as conn:
+        tools = {t.name: t for t in (await conn.client.list_tools()).tools}
+    job_input, bash, job_output = tools["JobInput"], tools["Bash"], tools["JobOutput"]
+    assert job_input.description is not None
+    assert f"At most {limits.job_input_max_bytes // 1024}KB a call" in job_input.description
+    assert f"waits up to {limits.job_input_wait_s:g} s" in job_input.description
+    assert f"pauses for {limits.job_input_quiet_s:g} s" in job_input.description
+    assert job_input.input_schema["required"] == ["jobId", "input"]
+    assert job_input.input_schema["properties"]["close"]["type"] == "boolean"
+    assert bash.description is not None
+    size = f"{limits.job_tty_columns}x{limits.job_tty_rows} pseudo-terminal"
+    assert size in bash.description
+    assert bash.input_schema["properties"]["tty"]["type"] == "boolean"
+    assert job_output.description is not None
+    assert '`waitFor: "exit"`' in job_output.description
+    wait_for = job_output.input_schema["properties"]["waitFor"]
+    assert (wait_for["enum"], wait_for["default"]) == (["output", "exit"], "output")
 
 
 async def test_a_read_then_an_edit_changes_the_file_and_shows_the_diff(connect: Connect) -> None:

@@ -59,6 +59,7 @@ def test_store_database_records_its_migrations_by_name(
         "0004_ledger",
         "0005_session_origin",
         "0006_fit",
+        "0007_job_input",
     ]
 
 

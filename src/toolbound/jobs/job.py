@@ -255,15 +255,16 @@ class Job:
     # --- input ------------------------------------------------------------------
 
     async def send(self, text: str, *, close: bool) -> int:
-        """Write ``text`` to the job's stdin (then close it, with ``close``), tell the
-        listeners (an ``input`` event), and return the bytes written."""
+        """Tell the listeners (an ``input`` event: ``text``, as the agent sent it), write
+        it to the job's stdin (then close it, with ``close``), and return the bytes
+        written. The event goes first, so it precedes every chunk the job prints in
+        answer (a short write is the JobInput result's to say)."""
         data = text.encode()
+        if data or close:
+            self.emitter.input(text, close=close)
         written = await self.stdin.write(data, timeout_s=self.limits.job_input_wait_s)
         if close:
             self.stdin.close()
-        sent = data[:written].decode("utf-8", "replace")
-        if sent or close:
-            self.emitter.input(sent, close=close)
         return written
 
     # --- waiting ----------------------------------------------------------------

@@ -110,7 +110,7 @@ class CallHandle:
     release_timer: asyncio.TimerHandle | None = None
 
     def event(self, event: dict[str, Any]) -> None:
-        """Queue one wire event (``{"type": "chunk"|"result", "seq", ...}``)."""
+        """Queue one wire event (``{"type": "chunk"|"input"|"result", "seq", ...}``)."""
         op: _Op = ("event", self, event, time.time())
         with self.lock:
             if self.held is not None:
@@ -246,8 +246,6 @@ class CallRecorder(CallListener):
         self._handles[call.tool_call_id] = handle
 
     def call_event(self, call: CallStart, event: dict[str, Any]) -> None:
-        if event["type"] == "input":
-            return  # a job's input is stored as the JobInput call that wrote it
         handle = self._handles.get(call.tool_call_id)
         if handle is not None:
             handle.event(event)
@@ -473,6 +471,10 @@ class CallRecorder(CallListener):
             if handle.row_id is None:
                 return  # its call could not be recorded
             rows = groups[handle] = CallRows(handle.row_id, None)
+        if event["type"] == "input":
+            rows.events.append((event["seq"], "input", *_input_columns(event), at))
+            rows.payload = _payload(self.session_id, handle, event["seq"])
+            return
         is_chunk = event["type"] == "chunk"
         if is_chunk and not self._budget(handle, event["stream"]).admit(event["data"]):
             return
@@ -535,6 +537,14 @@ class CallRecorder(CallListener):
         _, handle, event, at = op
         if handle.row_id is None:
             return  # its call could not be recorded
+        if event["type"] == "input":
+            conn.execute(
+                "INSERT INTO tool_events (call_id, seq, type, stream, data, result, created_at)"
+                " VALUES (?, ?, 'input', ?, ?, ?, ?)",
+                (handle.row_id, event["seq"], *_input_columns(event), at),
+            )
+            touched[handle.tool_call_id] = event["seq"]
+            return
         is_chunk = event["type"] == "chunk"
         if is_chunk and not self._budget(handle, event["stream"]).admit(event["data"]):
             return
@@ -576,6 +586,13 @@ class CallRecorder(CallListener):
             " ON CONFLICT (call_id) DO NOTHING",
             (handle.row_id, *measure(handle.tool, result, text).row()),
         )
+
+
+def _input_columns(event: dict[str, Any]) -> tuple[None, str, str]:
+    """A job's input event as its row's stream, data and result: what was written,
+    and whether the job's stdin was closed after it (it is not a stream's output:
+    the capture ceiling does not count it)."""
+    return None, event["data"], _to_json({"close": bool(event.get("close"))})
 
 
 def _payload(session_id: str, handle: CallHandle, seq: int) -> str:

@@ -10,7 +10,7 @@ once (within a session, if one is given) means its latest call.
 
 Pieces:
     read_tool_calls  a session's calls, oldest first: id, tool, args, result
-    read_events      a call's events after a seq, as chunk and result events
+    read_events      a call's events after a seq, as chunk, input and result events
     read_dropped     per stream, the chunks and bytes a call's stored events left out
 """
 
@@ -113,6 +113,14 @@ def _event_wire(
             "stream": stream,
             "seq": seq,
             "data": data,
+        }
+    if kind == "input":
+        return {
+            "type": "input",
+            "toolCallId": tool_call_id,
+            "seq": seq,
+            "data": data,
+            "close": bool(json.loads(result or "{}").get("close")),
         }
     # Rendered for the fit the call was sent under: the text as the model read it.
     return ResultEvent.of(

@@ -371,6 +371,40 @@ ALTER TABLE tool_calls ADD COLUMN fit_bytes INTEGER;
 ALTER TABLE tool_calls ADD COLUMN fit_lines INTEGER;
 """
 
+# A job's input (CONTRACT section 15, JobInput): what the agent wrote to a running
+# job's stdin is an event of the job's call, ``type = 'input'``, in seq order with
+# its chunks (so a reload shows the inputs exactly where they came), its text in
+# ``data``, ``{"close": bool}`` in ``result``. SQLite cannot change a CHECK in
+# place: the table is rebuilt (rows copied, its two triggers made again);
+# PostgreSQL swaps the constraint.
+_EVENT_COLUMNS = "call_id, seq, type, stream, data, result, created_at"
+_INPUT_CHECK = "CHECK (type <> 'input' OR (stream IS NULL AND data IS NOT NULL))"
+_JOB_INPUT = f"""
+CREATE TABLE tool_events_new (
+    call_id    INTEGER NOT NULL REFERENCES tool_calls(id),
+    seq        INTEGER NOT NULL CHECK (seq >= 0),
+    type       TEXT    NOT NULL CHECK (type IN ('chunk', 'result', 'input')),
+    stream     TEXT    CHECK (stream IN ('stdout', 'stderr')),
+    data       TEXT,
+    result     TEXT,
+    created_at REAL    NOT NULL,
+    PRIMARY KEY (call_id, seq),
+    CHECK ((type = 'chunk') = (stream IS NOT NULL AND data IS NOT NULL AND result IS NULL)),
+    {_INPUT_CHECK}
+) WITHOUT ROWID;
+INSERT INTO tool_events_new ({_EVENT_COLUMNS}) SELECT {_EVENT_COLUMNS} FROM tool_events;
+DROP TABLE tool_events;
+ALTER TABLE tool_events_new RENAME TO tool_events;
+CREATE TRIGGER tool_events_no_update BEFORE UPDATE ON tool_events
+BEGIN SELECT RAISE(ABORT, 'tool_events are append-only: rows are never updated'); END;
+""" + _DELETE_WHEN_ENDED.format(table="tool_events", ended=_ENDED_OF["call"])
+_PG_JOB_INPUT = f"""
+ALTER TABLE tool_events DROP CONSTRAINT tool_events_type_check;
+ALTER TABLE tool_events ADD CONSTRAINT tool_events_type_check
+    CHECK (type IN ('chunk', 'result', 'input'));
+ALTER TABLE tool_events ADD CONSTRAINT tool_events_input_check {_INPUT_CHECK};
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "0001_initial", _INITIAL, _PG_INITIAL),
     Migration(2, "0002_retention", _RETENTION, _PG_RETENTION),
@@ -378,6 +412,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "0004_ledger", _LEDGER, _PG_LEDGER),
     Migration(5, "0005_session_origin", _SESSION_ORIGIN, _SESSION_ORIGIN),
     Migration(6, "0006_fit", _FIT, _FIT),
+    Migration(7, "0007_job_input", _JOB_INPUT, _PG_JOB_INPUT),
 )
 
 

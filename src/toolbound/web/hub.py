@@ -45,9 +45,9 @@ DEFAULT_RETAIN_CALLS = 2000
 
 
 def event_size(event: dict[str, Any]) -> int:
-    """Roughly the bytes an event holds: its data, or its result's text fields and the
-    base64 data of an image Read."""
-    if event["type"] == "chunk":
+    """Roughly the bytes an event holds: its data (a chunk's, a job's input), or its
+    result's text fields and the base64 data of an image Read."""
+    if event["type"] in ("chunk", "input"):
         return len(event["data"])
     result = event.get("result") or {}
     size = sum(len(v) for v in result.values() if isinstance(v, str))

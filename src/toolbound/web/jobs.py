@@ -20,7 +20,10 @@ A row's ``output`` is the last lines of each stream so far (``TAIL_LINES``,
 within ``TAIL_BYTES``): from the job's logs while its host is attached here
 (the log's end, however long the job ran), else from its final result once
 it ended, else from the chunks the page could stream (``JobTails``: each
-poll reads only the chunks after the last one it read).
+poll reads only the chunks after the last one it read). A row also says how
+many inputs the agent wrote to the job, the last one and whether it closed
+stdin (``inputs``: from its JobInput calls that were not refused; the job's
+own page shows each where it came among the output).
 
 Pieces:
     job_rows   a session's calls (+ its host's job table) -> the jobs panel's rows
@@ -49,6 +52,8 @@ NOT_HERE = (
 # The output a row shows of each stream: its last lines, the bytes they are read from.
 TAIL_LINES = 8
 TAIL_BYTES = 4096
+# The characters of a job's last input a row shows (its call has the whole).
+INPUT_CHARS = 200
 _STREAMS: tuple[Stream, Stream] = ("stdout", "stderr")
 
 
@@ -151,7 +156,30 @@ def _live(table: JobTable | None, job_id: str) -> dict[str, Any] | None:
     return entry
 
 
-def _row(record: CallRecord, table: JobTable | None) -> dict[str, Any]:
+def _inputs(records: list[CallRecord]) -> dict[str, dict[str, Any]]:
+    """Per job id, of the JobInput calls that were not refused: ``{"count", "last"
+    (its first INPUT_CHARS characters), "cut", "closed" (it closed stdin)}``."""
+    out: dict[str, dict[str, Any]] = {}
+    for record in records:
+        args = record.args if isinstance(record.args, dict) else {}
+        refused = record.failed is not None or "error" in (record.result or {})
+        if record.tool != "JobInput" or refused or not isinstance(args.get("jobId"), str):
+            continue
+        given = args.get("input")
+        text = given if isinstance(given, str) else ""
+        held = out.setdefault(args["jobId"], {"count": 0})
+        held.update(
+            count=held["count"] + 1,
+            last=text[:INPUT_CHARS],
+            cut=len(text) > INPUT_CHARS,
+            closed=args.get("close") is True,
+        )
+    return out
+
+
+def _row(
+    record: CallRecord, table: JobTable | None, inputs: dict[str, Any] | None = None
+) -> dict[str, Any]:
     args = record.args if isinstance(record.args, dict) else {}
     result = record.result or {}
     live = _live(table, record.tool_call_id)
@@ -177,6 +205,7 @@ def _row(record: CallRecord, table: JobTable | None) -> dict[str, Any]:
         "stopNote": NOT_HERE if live is None and state == "running" else None,
         "lastSeq": record.last_seq,
         "output": output,
+        "inputs": inputs,
     }
 
 
@@ -186,7 +215,10 @@ def job_rows(records: list[CallRecord], table: JobTable | None) -> list[dict[str
     A running job of a host elsewhere has ``output`` None: fill it in with
     ``JobTails``.
     """
-    return [_row(r, table) for r in records if is_job_call(r.tool_call_id)]
+    inputs = _inputs(records)
+    return [
+        _row(r, table, inputs.get(r.tool_call_id)) for r in records if is_job_call(r.tool_call_id)
+    ]
 
 
 async def stop_job(table: JobTable | None, job_id: str) -> dict[str, Any]:

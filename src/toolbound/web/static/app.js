@@ -9,14 +9,15 @@
 // the text the model read exactly as the server sent it.
 //
 // Pieces:
-//   Pane         a virtual, ANSI-aware, append-only text view
+//   Pane         a virtual, ANSI-aware, append-only text view (a job's input
+//                as lines of their own, marked, between its output's lines)
 //   api          fetch JSON from the server (the cookie carries the token)
 //   sessions     the list: workspace, host, times, calls; a text filter
 //   calls        the session's calls, rows updated in place
 //   ledger       the session's context ledger drawn (ledger.js), fetched as calls finish
 //   jobs         the session's background jobs, their state, a guarded stop (jobs.js)
 //   detail       one call: arguments, outcome (the server's), its result rendered, model view
-//   renderers    per tool: Bash, Read, Grep, Glob, Edit/Write, JobOutput/JobStop, errors;
+//   renderers    per tool: Bash, Read, Grep, Glob, Edit/Write, JobOutput/JobStop/JobInput, errors;
 //                ApplyPatch, List and a Read's image or PDF (files.js)
 //   viewer       "open full output": Read windows of a spill file or a file
 //   route        the location hash (#s=SESSION&c=CALL) -> what is shown
@@ -33,6 +34,7 @@ const POLL_MS = 1000; // while the session is live or a call of it runs
 const IDLE_POLL_MS = 5000;
 const VIEW_PAGE_LINES = 500;
 const MAX_ROWS = 5000; // rendered rows of a Grep or Glob result (its budget keeps it below)
+const INPUT_MARK = "› "; // before each line the agent wrote to a job (JobInput)
 
 function styleRun(span, style) {
   const cls = [];
@@ -79,6 +81,7 @@ export class Pane {
     this.starts = []; // the style each complete line starts in
     this.cur = ""; // the line being written
     this.curStart = PLAIN;
+    this.inputs = new Set(); // the numbers of the lines that are a job's input
     this.follow = true;
     this.scroller.scrollTop = 0;
     this.schedule();
@@ -104,6 +107,22 @@ export class Pane {
       }
     }
     this.cur = this.compacted(this.cur, COMPACT_AT);
+    this.schedule();
+  }
+
+  // What the agent wrote to the job (a JobInput), in order with the output: the
+  // line being written ends here, then each input line, marked, as a line of its
+  // own (its text never changes the output's colours); `close`: stdin closed.
+  appendInput(text, close) {
+    if (this.cur) this.append("\n");
+    const body = text.endsWith("\n") ? text.slice(0, -1) : text;
+    const lines = body || !close ? body.split("\n") : [];
+    if (close) lines.push("(stdin closed)");
+    for (const line of lines) {
+      this.inputs.add(this.lines.length);
+      this.lines.push(INPUT_MARK + line.replaceAll("\r", ""));
+      this.starts.push(PLAIN);
+    }
     this.schedule();
   }
 
@@ -153,7 +172,7 @@ export class Pane {
     for (let i = first; i < last; i++) {
       const raw = i < this.lines.length ? this.lines[i] : this.cur;
       const start = i < this.lines.length ? this.starts[i] : this.curStart;
-      const row = el("div", "line");
+      const row = el("div", this.inputs.has(i) ? "line input" : "line");
       row.dataset.n = String(this.firstNumber + i);
       for (const run of parseLine(raw, start).runs) {
         if (run.style === PLAIN) {
@@ -470,6 +489,13 @@ function openStream(cid) {
     state.lastSeq = event.seq;
     panes[event.stream].append(event.data);
   });
+  // A job's input (what JobInput wrote), where it came among the job's output.
+  source.addEventListener("input", (msg) => {
+    const event = JSON.parse(msg.data);
+    if (event.seq <= state.lastSeq) return;
+    state.lastSeq = event.seq;
+    panes.stdout.appendInput(event.data, event.close);
+  });
   source.addEventListener("result", async (msg) => {
     const event = JSON.parse(msg.data);
     state.lastSeq = event.seq;
@@ -542,7 +568,7 @@ function render(call) {
   if (!result) return;
   if (result.error) {
     parts.push(el("p", "status error", `${result.error.code}: ${result.error.message}`));
-  } else if ((call.tool === "JobOutput" || call.tool === "JobStop") && "next" in result) {
+  } else if (["JobOutput", "JobStop", "JobInput"].includes(call.tool) && "next" in result) {
     renderJobPage(call.tool, result, call.outcomes[0], parts);
   } else if (call.tool === "JobOutput" && Array.isArray(result.jobs)) {
     showList(jobList(result.jobs, call.outcomes), plural(result.jobs.length, "job"));
@@ -573,7 +599,7 @@ function render(call) {
   } else {
     showList([el("pre", "rows", JSON.stringify(result, null, 2))], "result");
   }
-  if (result.notice && !["Bash", "JobOutput", "JobStop"].includes(call.tool)) parts.push(el("p", "marker notice", result.notice));
+  if (result.notice && !["Bash", "JobOutput", "JobStop", "JobInput"].includes(call.tool)) parts.push(el("p", "marker notice", result.notice));
   $("result").replaceChildren(...parts);
 }
 
@@ -632,11 +658,13 @@ function openOnModelView(stream, text) {
   return p;
 }
 
-// JobOutput and JobStop: the job's state, the page of each stream (stdout's
-// head, stderr's tail, as the model read them), where the next page starts.
+// JobOutput, JobStop and JobInput: the job's state, the page of each stream
+// (stdout's head, stderr's tail, as the model read them; JobInput's: what the
+// job printed just after the input), where the next page starts.
 function renderJobPage(tool, result, outcome, parts) {
   const head = el("p", `status ${outcome.status} job-state`);
-  head.append(tool === "JobStop" ? "stopped job " : "job ", jobLink(result.jobId), ` · ${outcome.text}`);
+  const lead = { JobStop: "stopped job ", JobInput: "input to job " }[tool] || "job ";
+  head.append(lead, jobLink(result.jobId), ` · ${outcome.text}`);
   parts.push(head);
   if (typeof result.matched === "string") {
     const matched = el("p", "marker job-matched", "matched: ");

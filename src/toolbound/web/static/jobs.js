@@ -7,6 +7,7 @@
 // Rows come from GET /api/sessions/{sid}/jobs on each poll while the session
 // has a job; a row is rebuilt only when its job changed (its totals change
 // as it prints), and a confirmation being answered moves into the new row.
+// A row says how many inputs the agent wrote (JobInput) and the last one.
 // Everything is set as text.
 //
 // Pieces:
@@ -57,6 +58,15 @@ function outputBox(output) {
     box.append(pre);
   }
   return box;
+}
+
+// What the agent wrote to the job: how many inputs, the last one as text.
+function inputLine(inputs) {
+  const p = el("div", "meta job-input", `input: ${plural(inputs.count, "call")}, the last `);
+  const last = inputs.last.replaceAll("\n", "⏎");
+  p.append(el("code", null, inputs.cut ? `${last}…` : last));
+  if (inputs.closed) p.append(" · stdin closed");
+  return p;
 }
 
 export class JobsPanel {
@@ -120,6 +130,7 @@ export class JobsPanel {
     const meta = el("div", "meta");
     meta.append(el("span", "job-id", job.jobId), " · ", el("span", "job-totals", totalsText(job.totals)));
     li.append(head, meta, outputBox(job.output));
+    if (job.inputs) li.append(inputLine(job.inputs));
     if (job.description) li.append(el("div", "meta job-desc", job.description));
     if (job.stoppable) li.append(this.stopControls(job));
     else if (job.stopNote) li.append(el("div", "meta job-note", job.stopNote));
