@@ -107,6 +107,21 @@ async def test_a_tty_job_runs_on_a_terminal_of_the_documented_size_with_one_stre
     assert (out["state"], out["exitCode"]) == ("exited", 0)
 
 
+async def test_ctrl_c_written_to_a_tty_job_interrupts_it_as_a_terminal_would(
+    patient: ToolHost,
+) -> None:
+    # The terminal is the shell's controlling terminal: its Ctrl-C is a SIGINT.
+    command = "trap 'echo got INT; exit 7' INT; echo ready; sleep 600 & wait"
+    started = await start(patient, command, tty=True)
+    job_id = started["jobId"]
+    await patient.call("JobOutput", {"jobId": job_id, "until": "^ready$", "waitS": WAIT_S})
+    await patient.call("JobInput", {"jobId": job_id, "input": "\u0003"})
+    out = await ended(patient, job_id)
+    assert (out["state"], out["exitCode"]) == ("exited", 7)
+    whole = await patient.call("JobOutput", {"jobId": job_id, "since": {"stdout": 0, "stderr": 0}})
+    assert whole["stdout"] == "ready\n^Cgot INT\n"
+
+
 async def test_a_tty_jobs_terminal_rewrites_are_shown_collapsed(host: ToolHost) -> None:
     started = await start(host, "printf '10%%\\r50%%\\rdone\\n\\033[31mred\\033[0m\\n'", tty=True)
     out = await ended(host, started["jobId"])

@@ -12,6 +12,7 @@ is not reached: ``tty: true`` runs it on a terminal instead.
 
 Pieces:
     line_buffered_env  the variables a job's environment gets (probed once)
+    known_env          the same once probed, else None (the job's start then probes it)
     with_preload       the job's LD_PRELOAD: the host's, then stdbuf's library
 """
 
@@ -25,6 +26,11 @@ from functools import cache
 # stdbuf's own variables (coreutils): the preloaded library and its two settings.
 _STDBUF_VARS = (b"LD_PRELOAD", b"_STDBUF_O", b"_STDBUF_E")
 _PROBE_TIMEOUT_S = 10.0
+
+
+def known_env() -> dict[bytes, bytes] | None:
+    """``line_buffered_env()`` once it has been found (no probe, no waiting), else None."""
+    return line_buffered_env() if line_buffered_env.cache_info().currsize else None
 
 
 @cache

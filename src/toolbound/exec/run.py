@@ -5,7 +5,8 @@ the output goes differs (a capture for the call's result, a log for the job):
 
 1. **spawn**: ``bash -c COMMAND`` as a new process tree (``exec.tree``),
    through ``exec.sandbox.spawn``, the one way in, confined when the sandbox
-   asks (``spawn``).
+   asks (``spawn``), in the workspace or a ``workdir`` held by a descriptor
+   (``workdir_of``), with a job's stdin or terminal (``exec.tree.Stdio``).
 2. **read**: one reader per stream (``exec.reader``) feeds the stream's sink
    and emits its live chunks; a call's readers start on the event loop, a
    job's on worker threads (``read_streams``).
@@ -34,6 +35,7 @@ Pieces:
     Streams       both streams' readers and the event set when both are done
     read_streams  start one reader per stream, each feeding its sink
     run_tree      watch, stop or reap, drain: the run of a spawned tree
+    stop_tree     the policy's stop of a whole tree, off the loop, waited out
 """
 
 from __future__ import annotations

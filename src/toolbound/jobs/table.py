@@ -98,7 +98,7 @@ class JobTable:
 
     async def start(self, args: BashArgs, raw_args: object) -> JobStartResult:
         """Start ``args.command`` as a job; it runs until it ends, is stopped, or the host goes."""
-        from toolbound.exec.buffering import line_buffered_env, with_preload
+        from toolbound.exec.buffering import known_env, line_buffered_env, with_preload
         from toolbound.exec.events import CallEvents
         from toolbound.exec.run import spawn, workdir_of
         from toolbound.jobs.job import Job
@@ -120,7 +120,11 @@ class JobTable:
                 ),
             )
         await asyncio.to_thread(self._forget_old)
-        env = with_preload(await asyncio.to_thread(line_buffered_env))
+        # Probed in a thread by the first job; later ones take it without a thread hop.
+        known = known_env()
+        env = with_preload(
+            known if known is not None else await asyncio.to_thread(line_buffered_env)
+        )
         job_id = new_job_id()
         logs = self._open_logs(job_id)
         stdin = JobStdin.open(tty=args.tty, limits=self.limits)
