@@ -9,6 +9,7 @@ from pathlib import Path
 
 from toolbound import ToolHost, busy
 from toolbound.arguments import ReadArgs
+from toolbound.shrink import Budgets
 from toolbound.store import SessionStore
 from toolbound.tools import ToolContext
 from toolbound.tools.read import INLINE_MAX_BYTES, all_local, local_mounts, runs_inline
@@ -28,8 +29,8 @@ def context(host: ToolHost) -> ToolContext:
         tool_call_id="c1",
         emit=lambda _stream, _data: None,
         abort=asyncio.Event(),
-        record=host.read_record,
-        profile=host.profile,
+        record=host.session.read_record,
+        budgets=Budgets.for_call(host.limits, host.profile, gauge=host.gauge),
     )
 
 
@@ -86,7 +87,7 @@ async def test_an_economy_host_counts_checkpoints_on_the_loop_as_another_writer_
     tmp_path: Path, ws: Path
 ) -> None:
     async with ToolHost(ws, data_dir=tmp_path / "data", session_id="s1", profile="economy") as host:
-        record = host.read_record
+        record = host.session.read_record
         assert record.counts_on_loop
         assert record.checkpoint_count is not None
         assert record.checkpoint_count() == 0
