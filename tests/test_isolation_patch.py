@@ -12,7 +12,7 @@ from __future__ import annotations
 import collections
 from pathlib import Path
 
-from test_isolation_fs import CALLS, _code, places, swapping, walk_mode
+from test_isolation_fs import CALLS, EDIT_HOLD_S, _code, places, swapping, walk_mode
 from toolbound.host import ToolHost
 
 # The swapping fixtures, shared with the other tools' race tests.
@@ -29,7 +29,9 @@ async def test_no_apply_patch_writes_or_deletes_outside_while_a_folder_is_swappe
     ws, outside = places
     codes: collections.Counter[str] = collections.Counter()
     async with ToolHost(workspace=ws, data_dir=tmp_path / "data") as host:
-        with swapping(ws / "d", ws / "dl") as swaps:
+        # Held a moment each, as for Edit: a patch's steps by name take longer than a
+        # tight loop holds one state, so a clean CI run once caught none (0 adds ok).
+        with swapping(ws / "d", ws / "dl", hold_s=EDIT_HOLD_S) as swaps:
             for i in range(CALLS):
                 adds = _patch(
                     f"*** Add File: d/new{i}/pwn-{i}.txt\n+x\n",
