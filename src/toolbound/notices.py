@@ -342,11 +342,13 @@ def budget_fitted(tool: str, *, budget: Budget, client: str | None) -> str:
     return f"{tool} budget is {budget.label} to fit {whose} limit per result."
 
 
-def collapsed(stream: str, n_bytes: int) -> str:
-    """Economy Bash: what collapsing a stream to what a terminal shows removed."""
+def collapsed(stream: str, n_bytes: int, *, log: str | None = None) -> str:
+    """Economy Bash, and a job on a terminal: what collapsing a stream to what a
+    terminal shows removed; ``log``, where every byte is kept (a job's)."""
+    kept = f"; its log keeps every byte ({log})" if log else ""
     return (
         f"{stream} is shown as a terminal shows it: {_plural(n_bytes, 'byte')} of "
-        "overwritten progress, erased lines and styling left out."
+        f"overwritten progress, erased lines and styling left out{kept}."
     )
 
 

@@ -126,6 +126,11 @@ async def test_a_tty_jobs_terminal_rewrites_are_shown_collapsed(host: ToolHost) 
     started = await start(host, "printf '10%%\\r50%%\\rdone\\n\\033[31mred\\033[0m\\n'", tty=True)
     out = await ended(host, started["jobId"])
     assert out["stdout"] == "done\nred\n"
+    # Said, with where every byte is: 8 bytes of overwritten progress, 9 of styling.
+    assert (
+        "stdout is shown as a terminal shows it: 17 bytes of overwritten progress, erased "
+        f"lines and styling left out; its log keeps every byte ({started['logs']['stdout']})."
+    ) in out["notice"]
     # The log keeps the bytes as they came.
     log = await asyncio.to_thread(Path(started["logs"]["stdout"]).read_bytes)
     assert log == b"10%\r50%\rdone\n\x1b[31mred\x1b[0m\n"

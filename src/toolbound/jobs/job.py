@@ -406,8 +406,12 @@ class Job:
         out, err = pages["stdout"], pages["stderr"]
         stdout = out.cut.payload
         if self.stdin.tty:
-            # One stream from a terminal: shown as the terminal would show it.
-            stdout = collapse(stdout).text
+            # One stream from a terminal: shown as the terminal would show it, and said.
+            shown = collapse(stdout)
+            stdout = shown.text
+            if shown.elided_bytes:
+                log = str(self.logs["stdout"].path)
+                notes = (*notes, notices.collapsed("stdout", shown.elided_bytes, log=log))
         # What a log dropped is said while a page's range still reaches back over it.
         dropped = {s: self.logs[s].dropped_after(since[s]) for s in STREAMS}
         notice = notices.job_output(
