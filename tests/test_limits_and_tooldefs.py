@@ -43,19 +43,8 @@ def test_limits_are_frozen_and_replace_validates() -> None:
 
 def test_descriptions_carry_the_numbers_and_scoping_parameters() -> None:
     defs = {d["name"]: d for d in builtin_tool_defs()}
-    assert list(defs) == [
-        "Read",
-        "Glob",
-        "Grep",
-        "Bash",
-        "Edit",
-        "Write",
-        "JobOutput",
-        "JobStop",
-        "ApplyPatch",
-        "List",
-        "JobInput",
-    ]
+    # The registry's order, spelled out in test_the_registry_lists_each_tool_once_with_a_runner.
+    assert list(defs) == list(TOOL_NAMES)
     read, glob, grep, bash, edit, write, job_output, job_stop, apply_patch, listing, job_input = (
         d["description"] for d in defs.values()
     )

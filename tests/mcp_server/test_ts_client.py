@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from toolbound.tools.registry import TOOL_NAMES
+
 if TYPE_CHECKING:
     from conftest import HttpServer
 
@@ -85,19 +87,7 @@ def error_code(outcome: dict[str, Any]) -> tuple[bool, str]:
 
 
 def assert_report(report: dict[str, Any], rel: str, *, structured: bool) -> None:
-    assert report["tools"] == [
-        "Read",
-        "Glob",
-        "Grep",
-        "Bash",
-        "Edit",
-        "Write",
-        "JobOutput",
-        "JobStop",
-        "ApplyPatch",
-        "List",
-        "JobInput",
-    ]
+    assert report["tools"] == list(TOOL_NAMES)
     assert report["outputSchemas"] == (11 if structured else 0)  # every tool
     calls = report["calls"]
     successes = {name: calls[name]["success"] for name in calls}
