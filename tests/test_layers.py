@@ -47,6 +47,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "harness_setup",
             "mcp_server",
             "serve",
+            "stdio_calls",
             "stdio_pipes",
             "web",
         ],

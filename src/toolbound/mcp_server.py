@@ -42,13 +42,17 @@ the host, which shrinks the call's budgets to it and keeps its text within it.
 Pieces:
     ResultShape        "text" (the default) or "structured" (the 0.2 shape)
     client_fit         the fit of a request's client under the server's fit mode
+    fit_of             the fit of the client an initialize named
     mcp_tools          the tool definitions as MCP tools (output schemas when structured)
     call_result        result dict -> CallToolResult (a tool error or timeout: isError)
     content_blocks     result dict -> its content blocks (an image Read: the image first)
     named_session      the name a sessionless request gives its session
     server_session_id  a fresh id for the server's own session
     connection_reader  who gets a result of the shared session: the HTTP connection
+    Caller, caller_of  where a call comes from: its MCP session, its shared-session reader
     run_call           one call: chunks relayed, cancellation -> abort
+    answer_call        one tools/call's CallToolResult (the SDK's handler and the stdio wire's)
+    progress_notification  a chunk event as a progress notification
     build_server       the low-level Server with its list/call handlers over a HostPool
 """
 
@@ -60,6 +64,7 @@ import itertools
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import anyio
@@ -119,12 +124,15 @@ def call_result(
     *,
     shape: ResultShape = "text",
     fit: Fit = NO_FIT,
+    text: str | None = None,
 ) -> types.CallToolResult:
     """The result's model text within the client's ``fit`` as
     its one text block (and with the structured ``shape`` the result dict as
     ``structuredContent``); a tool error or a timeout sets ``isError``, its text
-    ``CODE: message`` or the Bash text."""
-    text = model_text(name, result, fit=fit)
+    ``CODE: message`` or the Bash text. ``text``: that text, rendered already (the
+    result event's)."""
+    if text is None:
+        text = model_text(name, result, fit=fit)
     return types.CallToolResult(
         content=content_blocks(name, result, text),
         structured_content=result if shape == "structured" else None,
@@ -147,7 +155,11 @@ def content_blocks(name: str, result: dict[str, Any], text: str) -> list[types.C
 def client_fit(ctx: ServerRequestContext[Any], mode: FitMode) -> Fit:
     """The fit of the request's client: its ``initialize``'s ``clientInfo`` (the
     connection's, or the 2026-07-28 request envelope's) under ``mode``."""
-    params = ctx.session.client_params
+    return fit_of(ctx.session.client_params, mode)
+
+
+def fit_of(params: types.InitializeRequestParams | None, mode: FitMode) -> Fit:
+    """The fit of the client an ``initialize`` (``params``; None: none) named, under ``mode``."""
     info = params.client_info if params is not None else None
     if info is None:
         return fit_for(mode, None, None)
@@ -214,19 +226,39 @@ def connection_reader(ctx: ServerRequestContext[Any]) -> str | None:
     return f"connection {host}:{port}"
 
 
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Where a call comes from, as far as its session and its result's reader go.
+
+    ``mcp_session``: the MCP session id of the request's connection and the stack
+    its teardown unwinds (None: stdio, sessionless HTTP); ``reader``: who gets the
+    result when the call lands in the server's shared session (``connection_reader``).
+    """
+
+    mcp_session: tuple[str, contextlib.AsyncExitStack] | None = None
+    reader: str | None = None
+
+
+def caller_of(ctx: ServerRequestContext[Any]) -> Caller:
+    """The caller of an SDK request."""
+    session_id, stack = _mcp_session(ctx)
+    mcp_session = (session_id, stack) if session_id is not None and stack is not None else None
+    return Caller(mcp_session, connection_reader(ctx))
+
+
 async def _host_for(
-    pool: HostPool, ctx: ServerRequestContext[Any], named: str | None
+    pool: HostPool, caller: Caller, named: str | None
 ) -> tuple[ToolHost, str | None]:
     """The host of the request's session: its MCP session's (ended with it), else the one it
     ``named`` (sessionless requests only), else the server's; and the reader who gets the
     result when that session is shared (``connection_reader``)."""
-    mcp_session_id, stack = _mcp_session(ctx)
-    if mcp_session_id is not None:
+    if caller.mcp_session is not None:
+        mcp_session_id, stack = caller.mcp_session
         sid = derived_session_id(SESSION_PREFIX, mcp_session_id)
         return await pool.host(sid, end_with=stack), None
     if named is not None:
         return await pool.host(named_session_id(pool.namespace, named), named=True), None
-    return await pool.host(pool.default_session_id), connection_reader(ctx)
+    return await pool.host(pool.default_session_id), caller.reader
 
 
 # --- calls --------------------------------------------------------------------
@@ -245,7 +277,7 @@ async def _relay(events: AsyncIterator[dict[str, Any]], on_chunk: ChunkSink) -> 
         if event["type"] == "chunk":
             await on_chunk(event)
         else:
-            result = event["result"]
+            result = event
     return result
 
 
@@ -258,8 +290,9 @@ async def run_call(
     reader: str | None = None,
     fit: Fit = NO_FIT,
 ) -> dict[str, Any]:
-    """Run one call within the client's ``fit``, relaying its chunks; a cancelled caller
-    aborts it and waits for it to stop.
+    """Run one call within the client's ``fit``, relaying its chunks; its result event
+    (``result`` and its model ``text``). A cancelled caller aborts it and waits for it
+    to stop.
 
     The events are consumed in a task of their own, outside the SDK's cancel
     scope, so a cancellation cannot interrupt the host's wait for the
@@ -281,6 +314,44 @@ async def run_call(
         raise
 
 
+async def answer_call(
+    pool: HostPool,
+    params: types.CallToolRequestParams,
+    caller: Caller,
+    on_chunk: ChunkSink,
+    *,
+    shape: ResultShape,
+    fit: Fit,
+) -> types.CallToolResult:
+    """One ``tools/call``'s result: the call run in its session's host (``_host_for``:
+    the caller's MCP session, the one ``_meta`` names, else the server's), its chunks
+    to ``on_chunk``, its result in ``shape`` within the client's ``fit``.
+
+    What the SDK's handler and the stdio wire's own (``toolbound.stdio_calls``) both
+    answer with.
+    """
+    try:
+        host, reader = await _host_for(pool, caller, named_session(params))
+    except ToolError as err:
+        return call_result(params.name, err.to_result().to_wire(), shape=shape, fit=fit)
+    args = params.arguments if params.arguments is not None else {}
+    event = await run_call(host, params.name, args, on_chunk, reader=reader, fit=fit)
+    return call_result(params.name, event["result"], shape=shape, fit=fit, text=event["text"])
+
+
+def progress_notification(
+    token: types.ProgressToken, event: dict[str, Any]
+) -> types.ProgressNotification:
+    """A chunk event as the progress notification of the request that gave ``token``."""
+    params = types.ProgressNotificationParams(
+        progress_token=token,
+        progress=event["seq"] + 1,
+        message=event["data"],
+        _meta={CHUNK_META_KEY: {"stream": event["stream"], "seq": event["seq"]}},
+    )
+    return types.ProgressNotification(params=params)
+
+
 def _progress_sender(ctx: ServerRequestContext[Any]) -> ChunkSink:
     """Chunk events -> progress notifications on the request's stream, if it asked for them."""
     token = progress_token_from_params(ctx.params)
@@ -288,15 +359,9 @@ def _progress_sender(ctx: ServerRequestContext[Any]) -> ChunkSink:
     async def send(event: dict[str, Any]) -> None:
         if token is None:
             return
-        params = types.ProgressNotificationParams(
-            progress_token=token,
-            progress=event["seq"] + 1,
-            message=event["data"],
-            _meta={CHUNK_META_KEY: {"stream": event["stream"], "seq": event["seq"]}},
-        )
         try:
             await ctx.session.send_notification(
-                types.ProgressNotification(params=params), related_request_id=ctx.request_id
+                progress_notification(token, event), related_request_id=ctx.request_id
             )
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             # Progress is advisory: a client that left loses it, not the call its result.
@@ -341,16 +406,14 @@ def build_server(
     async def call_tool(
         ctx: ServerRequestContext[HostPool], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        client = client_fit(ctx, fit)
-        try:
-            host, reader = await _host_for(ctx.lifespan_context, ctx, named_session(params))
-        except ToolError as err:
-            return call_result(params.name, err.to_result().to_wire(), shape=shape, fit=client)
-        args = params.arguments if params.arguments is not None else {}
-        result = await run_call(
-            host, params.name, args, _progress_sender(ctx), reader=reader, fit=client
+        return await answer_call(
+            ctx.lifespan_context,
+            params,
+            caller_of(ctx),
+            _progress_sender(ctx),
+            shape=shape,
+            fit=client_fit(ctx, fit),
         )
-        return call_result(params.name, result, shape=shape, fit=client)
 
     return Server(
         SERVER_NAME,

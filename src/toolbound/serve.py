@@ -31,6 +31,7 @@ Pieces:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import ipaddress
 import os
 import secrets
@@ -55,6 +56,7 @@ from toolbound.limits import DEFAULT_LIMITS, ECONOMY, Limits, Profile
 from toolbound.mcp_server import ResultShape, build_server, server_session_id
 from toolbound.namespaces import token_namespace
 from toolbound.pool import HostPool, HostWatcher
+from toolbound.stdio_calls import StdioCalls
 from toolbound.stdio_pipes import stdio_streams
 from toolbound.tools.registry import import_runners
 
@@ -66,6 +68,9 @@ if TYPE_CHECKING:
     from toolbound.web import WebService
 
 HTTP_PATH = "/mcp"
+# Who answers tools/call over stdio (ServeOptions.stdio_calls), read once by ``serve``.
+STDIO_CALLS_ENV = "TOOLBOUND_STDIO_CALLS"
+StdioCallsMode = Literal["wire", "sdk"]
 # How long an HTTP shutdown waits for open requests before their calls are aborted.
 HTTP_SHUTDOWN_GRACE_S = 5
 
@@ -101,6 +106,10 @@ class ServeOptions:
     shape: ResultShape = "text"
     # Each result's whole text within its client's cap ("auto"), none ("off"), or N bytes.
     fit: FitMode = "auto"
+    # Over stdio, "wire": tools/call answered on the wire once initialized
+    # (``toolbound.stdio_calls``); "sdk": every message through the SDK's server
+    # (``$TOOLBOUND_STDIO_CALLS=sdk``, for the tests and bench/mcp.py that compare the two).
+    stdio_calls: StdioCallsMode = "wire"
 
 
 def _pool(
@@ -369,6 +378,10 @@ async def serve_stdio(
         fit=options.fit,
         instructions=said,
     )
+    lane = None
+    if options.stdio_calls == "wire":
+        lane = StdioCalls(pool, shape=options.shape, fit=options.fit)
+        server.middleware.append(lane.observe)
     async with anyio.create_task_group() as tg:
 
         async def stop_on_signal() -> None:
@@ -378,7 +391,7 @@ async def serve_stdio(
 
         async def run() -> None:
             async with (
-                stdio_streams() as (read_stream, write_stream),
+                stdio_streams(lane=lane) as (read_stream, write_stream),
                 anyio.create_task_group() as relays,
             ):
                 if opening is not None:
@@ -506,6 +519,8 @@ def serve(
     """
     import_runners()  # before the first request: no session's first call pays an import
     if options.http is None:
+        if os.environ.pop(STDIO_CALLS_ENV, None) == "sdk":
+            options = dataclasses.replace(options, stdio_calls="sdk")
         asyncio.run(serve_stdio(options, opening=opening, sandbox_line=sandbox_line))
     else:
         asyncio.run(serve_http(options, *options.http))

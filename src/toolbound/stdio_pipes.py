@@ -22,22 +22,33 @@ restored on the way out. A client that stops reading loses what is written
 after (a broken pipe ends the writing, not the server: the server ends when
 stdin does).
 
+A :class:`Lane` may answer some messages itself (``toolbound.stdio_calls``:
+``tools/call``): the reader offers it each message first, and what it takes
+never reaches the SDK; it writes its answers through the same :class:`Wire`
+as the SDK's messages, each message whole, in the order written. At EOF the
+lane is closed (its calls ended and answered) before the SDK sees the end.
+
 Pieces:
     is_pipe        whether a descriptor is a pipe or a socket
     claimed        a descriptor's private duplicate while it points elsewhere
+    wire_line      a message as the SDK's transport writes it: one JSON line
+    Wire           the write side: whole messages, in order, written on the loop
+    Lane           what may take messages before the SDK (take, close)
     pipe_streams   the read and write streams over the loop, stdin/stdout claimed
     stdio_streams  pipe_streams where both are pipes, else the SDK's stdio_server
 """
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import contextlib
 import fcntl
 import logging
 import os
 import stat
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 import mcp_types as types
@@ -65,12 +76,26 @@ def is_pipe(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
+class Lane(Protocol):
+    """What answers some messages before the SDK sees them (``stdio_calls.StdioCalls``)."""
+
+    def take(self, message: types.JSONRPCMessage, wire: Wire) -> bool:
+        """Whether ``message`` is this lane's (answered through ``wire``), at once: the
+        reader waits for nothing. False: the SDK gets it."""
+        ...
+
+    async def close(self) -> None:
+        """stdin ended: end what the lane runs, its answers written, before the SDK hears."""
+        ...
+
+
 @contextlib.asynccontextmanager
-async def stdio_streams() -> AsyncIterator[Streams]:
-    """The server's streams over stdin and stdout: :func:`pipe_streams` when both are
-    pipes or sockets, else the SDK's ``stdio_server``."""
+async def stdio_streams(*, lane: Lane | None = None) -> AsyncIterator[Streams]:
+    """The server's streams over stdin and stdout: :func:`pipe_streams` (with ``lane``)
+    when both are pipes or sockets, else the SDK's ``stdio_server`` (every message
+    the SDK's)."""
     if is_pipe(0) and is_pipe(1):
-        async with pipe_streams() as streams:
+        async with pipe_streams(lane=lane) as streams:
             yield streams
     else:
         async with stdio_server() as streams:
@@ -95,18 +120,107 @@ def claimed(fd: int, stand_in: int) -> Iterator[int]:
         os.close(private)
 
 
+def wire_line(message: types.JSONRPCMessage) -> bytes:
+    """``message`` as the SDK's stdio transport writes it: its JSON and a newline."""
+    return (message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode()
+
+
+class Wire:
+    """The write side of the protocol: whole messages, in the order put, on the loop.
+
+    ``put`` writes at once what the pipe takes and queues the rest for the
+    flusher, so a message is never interleaved with another nor cut by a
+    cancellation of its writer. After a broken pipe everything is dropped
+    (the client left; stdin's end ends the server).
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._queued: collections.deque[memoryview] = collections.deque()
+        self._more = asyncio.Event()  # the flusher has something to write
+        self._empty = asyncio.Event()  # nothing queued
+        self._empty.set()
+        self._closed = False
+        self.broken = False
+
+    def put(self, data: bytes) -> None:
+        """Write ``data`` (one whole message) after everything put before it."""
+        if self.broken:
+            return
+        view = memoryview(data)
+        if not self._queued:
+            try:
+                view = view[os.write(self._fd, view) :]
+            except BlockingIOError:
+                pass
+            except (BrokenPipeError, ConnectionResetError):
+                self._break()
+                return
+            if not view:
+                return
+        self._queued.append(view)
+        self._empty.clear()
+        self._more.set()
+
+    async def send(self, data: bytes) -> None:
+        """``put``, then wait until the pipe took it (a client that stops reading
+        holds its writers back, not the server's memory)."""
+        self.put(data)
+        if not self._empty.is_set():
+            await self._empty.wait()
+
+    def close(self) -> None:
+        """No more messages: the flusher ends once the queued ones are written."""
+        self._closed = True
+        self._more.set()
+
+    async def flush(self) -> None:
+        """Write what ``put`` queued, as the pipe takes it, until closed and empty."""
+        while True:
+            await self._more.wait()
+            self._more.clear()
+            while self._queued:
+                try:
+                    written = os.write(self._fd, self._queued[0])
+                except BlockingIOError:
+                    await anyio.wait_writable(self._fd)
+                    continue
+                except (BrokenPipeError, ConnectionResetError):
+                    self._break()
+                    break
+                rest = self._queued[0][written:]
+                if rest:
+                    self._queued[0] = rest
+                else:
+                    self._queued.popleft()
+            self._empty.set()
+            if self._closed:
+                return
+
+    def _break(self) -> None:
+        self.broken = True
+        self._queued.clear()
+        self._empty.set()
+        log.debug("stdout is closed: the client stopped reading")
+
+
 @contextlib.asynccontextmanager
-async def pipe_streams(stdin: int = 0, stdout: int = 1) -> AsyncIterator[Streams]:
+async def pipe_streams(
+    stdin: int = 0, stdout: int = 1, *, lane: Lane | None = None
+) -> AsyncIterator[Streams]:
     """The read and write streams of a server on the ``stdin``/``stdout`` pipes, read
-    and written on the event loop; the two descriptors are diverted meanwhile."""
+    and written on the event loop; the two descriptors are diverted meanwhile.
+    ``lane`` is offered each message before the SDK's stream."""
     null = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
     try:
         with claimed(stdin, null) as wire_in, claimed(stdout, 2) as wire_out:
             inbound_send, inbound = anyio.create_memory_object_stream[SessionMessage | Exception](0)
             outbound, outbound_receive = anyio.create_memory_object_stream[SessionMessage](0)
+            wire = Wire(wire_out)
             async with anyio.create_task_group() as tg:
-                tg.start_soon(_read_messages, wire_in, inbound_send)
-                tg.start_soon(_write_messages, wire_out, outbound_receive)
+                tg.start_soon(_read_messages, wire_in, inbound_send, lane, wire)
+                tg.start_soon(_write_messages, wire, outbound_receive)
+                tg.start_soon(wire.flush)
                 yield inbound, outbound
     finally:
         os.close(null)
@@ -121,8 +235,14 @@ def _message(line: bytes) -> SessionMessage | Exception:
         return err
 
 
-async def _read_messages(fd: int, send: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
-    """Each line of ``fd`` to ``send`` until EOF (a last line without newline too)."""
+async def _read_messages(
+    fd: int,
+    send: MemoryObjectSendStream[SessionMessage | Exception],
+    lane: Lane | None,
+    wire: Wire,
+) -> None:
+    """Each line of ``fd`` to ``lane`` or else ``send`` until EOF (a last line without
+    newline too); then the lane closes, and ``send``."""
     buffer = bytearray(READ_BYTES)  # read into, never allocated per read
     pending = b""
     async with send:
@@ -137,30 +257,29 @@ async def _read_messages(fd: int, send: MemoryObjectSendStream[SessionMessage | 
             *lines, pending = (pending + buffer[:size]).split(b"\n")
             for line in lines:
                 if line.strip():
-                    await send.send(_message(line))
+                    await _pass_on(_message(line), lane, wire, send)
         if pending.strip():
-            await send.send(_message(bytes(pending)))
+            await _pass_on(_message(bytes(pending)), lane, wire, send)
+        if lane is not None:
+            await lane.close()
 
 
-async def _write_messages(fd: int, receive: MemoryObjectReceiveStream[SessionMessage]) -> None:
-    """Each message from ``receive`` to ``fd`` as one JSON line; after a broken pipe
-    the rest are dropped (the client left; stdin's end ends the server)."""
-    broken = False
-    async with receive:
-        async for item in receive:
-            if broken:
-                continue
-            data = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
-            try:
-                await _write_all(fd, memoryview(data.encode()))
-            except (BrokenPipeError, ConnectionResetError):
-                broken = True
-                log.debug("stdout is closed: the client stopped reading")
+async def _pass_on(
+    item: SessionMessage | Exception,
+    lane: Lane | None,
+    wire: Wire,
+    send: MemoryObjectSendStream[SessionMessage | Exception],
+) -> None:
+    if lane is not None and isinstance(item, SessionMessage) and lane.take(item.message, wire):
+        return
+    await send.send(item)
 
 
-async def _write_all(fd: int, data: memoryview) -> None:
-    while data:
-        try:
-            data = data[os.write(fd, data) :]
-        except BlockingIOError:
-            await anyio.wait_writable(fd)
+async def _write_messages(wire: Wire, receive: MemoryObjectReceiveStream[SessionMessage]) -> None:
+    """Each message from ``receive`` to the wire as one JSON line; the wire closes after."""
+    try:
+        async with receive:
+            async for item in receive:
+                await wire.send(wire_line(item.message))
+    finally:
+        wire.close()
