@@ -9,7 +9,9 @@ can cost. Side by side in one run:
 
 1. latency: one Read through a real ``toolbound serve --stdio`` round trip
    (serve's defaults: the economy profile, ``--fit auto``, recording into the
-   store), the reference server's ``read_text_file`` over stdio, both driven by
+   store), once with tools/call answered on the wire (``toolbound.stdio_calls``,
+   the default) and once through the SDK's server (``TOOLBOUND_STDIO_CALLS=sdk``),
+   the reference server's ``read_text_file`` over stdio, all driven by
    the official SDK client (JSON-RPC over pipes), and ``host.call``,
    interleaved in rounds so machine noise hits all alike; median ms, ratios,
    and beside them each server's own CPU time per call (``/proc``; in-process:
@@ -67,6 +69,8 @@ CONCURRENT = 100
 BATCHES = 5
 WAIT_S = 30
 NODE = "node read_text_file"
+FAST = "MCP stdio: calls on the wire"
+SDK_PATH = "MCP stdio: calls via the SDK"
 FLOOR = "SDK floor: constant text"
 
 # The official SDK's low-level server over its own stdio transport, answering every
@@ -183,14 +187,22 @@ def _cpu_ms(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
-def _stdio_server(workspace: Path, data_dir: Path, src: str | None = None) -> StdioServerParameters:
-    """``toolbound serve --stdio`` with serve's defaults, from ``src`` when given."""
+def _stdio_server(
+    workspace: Path, data_dir: Path, src: str | None = None, *, calls: str = "wire"
+) -> StdioServerParameters:
+    """``toolbound serve --stdio`` with serve's defaults, from ``src`` when given;
+    ``calls`` "sdk": every tools/call through the SDK's server (``$TOOLBOUND_STDIO_CALLS``)."""
     # The SDK hands the server a minimal environment; keep the import path.
     path = src or os.environ.get("PYTHONPATH")
-    env = {"PYTHONPATH": path} if path else None
+    env = {"PYTHONPATH": path} if path else {}
+    if calls == "sdk":
+        env["TOOLBOUND_STDIO_CALLS"] = "sdk"
     return StdioServerParameters(
-        command=sys.executable, args=_serve_args(workspace, data_dir, "--stdio"), env=env
+        command=sys.executable, args=_serve_args(workspace, data_dir, "--stdio"), env=env or None
     )
+
+
+_LOAD_AT_START = os.getloadavg()
 
 
 async def main(rounds: int, before: str | None, http: bool) -> None:
@@ -211,7 +223,10 @@ async def main(rounds: int, before: str | None, http: bool) -> None:
             calls: dict[str, Callable[[], Awaitable[object]]] = {}
             pids: dict[str, int | None] = {IN_PROCESS: None}
             async with contextlib.AsyncExitStack() as stack:
-                servers = {"MCP stdio round trip": _stdio_server(workspace, data_dir)}
+                servers = {
+                    FAST: _stdio_server(workspace, data_dir),
+                    SDK_PATH: _stdio_server(workspace, data_dir, calls="sdk"),
+                }
                 if before is not None:
                     servers["MCP stdio, --before"] = _stdio_server(workspace, data_dir, before)
                 for label, params in servers.items():
@@ -294,7 +309,7 @@ async def _throughput(
 
 
 def _print(what: str, latency: dict[str, tuple[float, float]], rates: dict[str, float]) -> None:
-    print(f"load average at end: {os.getloadavg()}")
+    print(f"load average at start: {_LOAD_AT_START}, at end: {os.getloadavg()}")
     print(f"MCP server vs the node reference and host.call in-process: {what}")
     print(
         f"{'latency':<34} {'median ms':>10} {'vs node':>8} {'vs host':>8}"

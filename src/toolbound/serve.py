@@ -380,7 +380,7 @@ async def serve_stdio(
     )
     lane = None
     if options.stdio_calls == "wire":
-        lane = StdioCalls(pool, shape=options.shape, fit=options.fit)
+        lane = StdioCalls(pool, server, shape=options.shape, fit=options.fit)
         server.middleware.append(lane.observe)
     async with anyio.create_task_group() as tg:
 

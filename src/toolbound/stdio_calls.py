@@ -9,16 +9,22 @@ own work (``bench/mcp.py``). :class:`StdioCalls` is the transport's
 (its ``initialize`` committed, with the client's ``clientInfo`` for the fit,
 and ``notifications/initialized`` seen), each ``tools/call`` the reader
 parses is answered here, through the same :func:`mcp_server.answer_call` the
-SDK's handler runs, and written as the SDK writes it:
+SDK's handler runs, and written as the SDK writes it. On a 2026-07-28
+connection (the SDK's first request carried the envelope; the official
+Python client's default) there is no handshake: once the SDK served one
+request of that era, each ``tools/call`` whose envelope passes the SDK's
+ladder (``classify_inbound_request``) is answered here with the client its
+envelope names.
 
 - the request passes the SDK's own checks first (``validate_client_request``
-  for the connection's version, ``CallToolRequestParams``); anything it would
-  refuse, and anything unusual (a 2026-07-28 envelope, a task, an id already
-  running here) goes to the SDK, which answers it as always;
-- the result is shaped as the SDK's runner shapes it (dumped, then sieved by
-  the version's surface) and written with the SDK transport's ``wire_line``;
-  a handler exception becomes the SDK's error (``handler_exception_to_error_data``,
-  else code 0 and its text);
+  for the version, ``CallToolRequestParams``); anything it would refuse, and
+  anything unusual (the other era's envelope, a task, an id already running
+  here) goes to the SDK, which answers it as always;
+- the result is shaped as the SDK's runner shapes it (dumped, sieved by the
+  version's surface; on 2026-07-28 its ``resultType`` and the ``serverInfo``
+  stamp) and written with the SDK transport's ``wire_line``; a handler
+  exception becomes the SDK's error for the era (``handler_exception_to_error_data``,
+  else code 0 and its text, on 2026-07-28 ``modern_error_data``);
 - a request with a ``progressToken`` gets each chunk as the SDK's progress
   notification;
 - ``notifications/cancelled`` for a request running here aborts its call and
@@ -28,13 +34,14 @@ SDK's handler runs, and written as the SDK writes it:
 - when stdin ends, the calls running here are aborted as the SDK aborts its
   own, each answered "Connection closed".
 
-Everything else (``initialize``, ``tools/list``, ``ping``, anything before
-the connection is initialized, responses to the server's requests, the
-2026-07-28 era) is the SDK's, unchanged. A second ``initialize`` turns the
-fast path off for the rest of the connection. The SDK's connection is found
-by :meth:`StdioCalls.observe`, a server middleware that sees the
-``initialize`` request (the session's ``_connection``, the same SDK internal
-``mcp_server._mcp_session`` reads).
+Everything else (``initialize``, ``tools/list``, ``ping``, ``server/discover``,
+anything before the connection is initialized or its era decided, responses
+to the server's requests) is the SDK's, unchanged. A second ``initialize``
+turns the fast path off for the rest of the connection. The SDK's state is
+read by :meth:`StdioCalls.observe`, a server middleware that sees each request
+the SDK serves with its connection (the session's ``_connection``, the same
+SDK internal ``mcp_server._mcp_session`` reads): the handshake's, or one of
+the 2026-07-28 era's.
 
 Pieces:
     StdioCalls  the lane: observe (SDK middleware), take, close
@@ -49,17 +56,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
+from mcp.server import Server
 from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.runner import modern_error_data
 from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
 from mcp.shared.jsonrpc_dispatcher import (
     cancelled_request_id_from_params,
     handler_exception_to_error_data,
     progress_token_from_params,
 )
 from mcp_types import methods
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from toolbound.fit import FitMode
@@ -76,6 +86,9 @@ from toolbound.stdio_pipes import Wire, wire_line
 
 log = logging.getLogger(__name__)
 
+# The ``_meta`` key a 2026-07-28 result carries the server's identity under.
+SERVER_INFO_META_KEY = types.SERVER_INFO_META_KEY
+
 CALL = "tools/call"
 CANCELLED = "notifications/cancelled"
 # The ``_meta`` keys of the 2026-07-28 envelope start so; the SDK refuses them on a
@@ -83,6 +96,18 @@ CANCELLED = "notifications/cancelled"
 RESERVED_META_PREFIX = "io.modelcontextprotocol/"
 # Over stdio there is no MCP session and one client: no shared-session reader.
 STDIO_CALLER = Caller()
+
+
+@dataclass(frozen=True, slots=True)
+class _Route:
+    """How a call answered here is answered: the protocol version and the client."""
+
+    version: str
+    client: types.InitializeRequestParams | None
+
+    @property
+    def modern(self) -> bool:
+        return self.version in MODERN_PROTOCOL_VERSIONS
 
 
 @dataclass(eq=False)
@@ -98,22 +123,30 @@ class _Call:
 
 @dataclass(eq=False)
 class StdioCalls:
-    """The stdio wire's own answers to ``tools/call`` over ``pool``'s hosts, results
-    in ``shape`` within each client's fit under the ``fit`` mode."""
+    """The stdio wire's own answers to ``tools/call`` over ``pool``'s hosts, beside
+    ``server`` (the SDK's, whose identity a 2026-07-28 result is stamped with),
+    results in ``shape`` within each client's fit under the ``fit`` mode."""
 
     pool: HostPool
+    server: Server[Any]
     shape: ResultShape = "text"
     fit: FitMode = "auto"
+    # The handshake's connection (its initialize seen), else None.
     _connection: Connection | None = None
+    # The SDK serves the 2026-07-28 era (it served one request of it).
+    _modern: bool = False
     _off: bool = False
     _initializes: int = 0
     _running: dict[types.RequestId, _Call] = field(default_factory=dict)
 
     async def observe(self, ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
-        """Server middleware: remember the connection an ``initialize`` arrives on."""
-        if ctx.method == "initialize" and self._connection is None:
-            connection = getattr(ctx.session, "_connection", None)
-            if isinstance(connection, Connection):
+        """Server middleware: note the era of each request the SDK serves, and the
+        connection a handshake's ``initialize`` arrives on."""
+        connection = getattr(ctx.session, "_connection", None)
+        if isinstance(connection, Connection):
+            if connection.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                self._modern = True
+            elif ctx.method == "initialize" and self._connection is None:
                 self._connection = connection
         return await call_next(ctx)
 
@@ -133,13 +166,13 @@ class StdioCalls:
                 # Negotiated again: the connection's state is the SDK's alone from now on.
                 self._off = self._initializes > 1
             return False
-        version = self._ready_version()
-        params = self._call_params(message.params, version) if version is not None else None
+        route = self._route(message.params)
+        params = self._call_params(message.params, route) if route is not None else None
         key = coerce_request_id(message.id)
-        if version is None or params is None or key in self._running:
+        if route is None or params is None or key in self._running:
             return False
         call = self._running[key] = _Call()
-        call.task = asyncio.create_task(self._answer(message, params, version, call, wire))
+        call.task = asyncio.create_task(self._answer(message, params, route, call, wire))
         call.task.add_done_callback(lambda _: self._forget(key, call))
         return True
 
@@ -154,33 +187,46 @@ class StdioCalls:
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    def _ready_version(self) -> str | None:
-        """The connection's protocol version once it is initialized (a handshake era)."""
+    def _route(self, params: dict[str, Any] | None) -> _Route | None:
+        """The version and client a call with ``params`` is answered for here, if it is
+        (None: the SDK's): its envelope's on a 2026-07-28 connection, else the
+        handshake's once initialized, for a request without the other era's envelope."""
+        if self._modern:
+            if self.server.cache_hints.get(CALL) is not None:
+                return None
+            route = classify_inbound_request({"method": CALL, "params": params})
+            if isinstance(route, InboundLadderRejection):
+                return None
+            enveloped = Connection.from_envelope(
+                route.protocol_version, route.client_info, route.client_capabilities
+            )
+            return _Route(route.protocol_version, enveloped.client_params)
         connection = self._connection
         if (
             connection is None
             or connection.client_params is None
             or not connection.initialized.is_set()
             or connection.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS
+            or self.server.cache_hints.get(CALL) is not None
         ):
             return None
-        return connection.protocol_version
+        meta = (params or {}).get("_meta")
+        if isinstance(meta, Mapping) and any(
+            isinstance(k, str) and k.startswith(RESERVED_META_PREFIX) for k in meta
+        ):
+            return None
+        return _Route(connection.protocol_version, connection.client_params)
 
     @staticmethod
     def _call_params(
-        params: dict[str, Any] | None, version: str
+        params: dict[str, Any] | None, route: _Route
     ) -> types.CallToolRequestParams | None:
         """The request's params as the SDK's runner takes them; None for any it would
         refuse or treat otherwise (then it is the SDK's to answer)."""
         if params is None:
             return None
-        meta = params.get("_meta")
-        if isinstance(meta, Mapping) and any(
-            isinstance(k, str) and k.startswith(RESERVED_META_PREFIX) for k in meta
-        ):
-            return None
         try:
-            methods.validate_client_request(CALL, version, params)
+            methods.validate_client_request(CALL, route.version, params)
             typed = types.CallToolRequestParams.model_validate(params, by_name=False)
         except (ValidationError, KeyError, ValueError):
             return None
@@ -201,12 +247,11 @@ class StdioCalls:
         self,
         request: types.JSONRPCRequest,
         params: types.CallToolRequestParams,
-        version: str,
+        route: _Route,
         call: _Call,
         wire: Wire,
     ) -> None:
         """Run the call and write its answer (none when the client cancelled it)."""
-        assert self._connection is not None
         answer: types.JSONRPCMessage
         try:
             result = await answer_call(
@@ -215,10 +260,10 @@ class StdioCalls:
                 STDIO_CALLER,
                 self._progress(progress_token_from_params(request.params), wire),
                 shape=self.shape,
-                fit=fit_of(self._connection.client_params, self.fit),
+                fit=fit_of(route.client, self.fit),
             )
             answer = types.JSONRPCResponse(
-                jsonrpc="2.0", id=request.id, result=_wire_result(result, version)
+                jsonrpc="2.0", id=request.id, result=self._wire_result(result, route)
             )
         except asyncio.CancelledError:
             if call.cancelled:
@@ -228,7 +273,8 @@ class StdioCalls:
         except Exception as err:
             if call.cancelled:
                 return
-            answer = types.JSONRPCError(jsonrpc="2.0", id=request.id, error=_error_data(err))
+            error = _error_data(err, route)
+            answer = types.JSONRPCError(jsonrpc="2.0", id=request.id, error=error)
         call.answering = True
         wire.put(wire_line(answer))
 
@@ -249,22 +295,34 @@ class StdioCalls:
 
         return send
 
+    def _wire_result(self, result: types.CallToolResult, route: _Route) -> dict[str, Any]:
+        """The result as the SDK's runner puts it on the wire at the route's version:
+        dumped, sieved by the version's surface; on 2026-07-28 with its ``resultType``
+        and the server's identity in ``_meta``."""
+        dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        try:
+            wire = methods.serialize_server_result(CALL, route.version, dumped)
+        except ValidationError:
+            log.exception("handler for %r returned an invalid result", CALL)
+            raise MCPError(
+                code=types.INTERNAL_ERROR, message="Handler returned an invalid result"
+            ) from None
+        if not route.modern:
+            return wire
+        if wire.get("resultType") is None:
+            wire["resultType"] = "complete"
+        meta = wire.get("_meta")
+        if meta is None:
+            wire["_meta"] = {SERVER_INFO_META_KEY: self.server.server_info_stamp}
+        elif isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None:
+            wire["_meta"] = {**meta, SERVER_INFO_META_KEY: self.server.server_info_stamp}
+        return wire
 
-def _wire_result(result: types.CallToolResult, version: str) -> dict[str, Any]:
-    """The result as the SDK's runner puts it on the wire at ``version`` (a handshake
-    one): dumped, then sieved by the version's surface."""
-    dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-    try:
-        return methods.serialize_server_result(CALL, version, dumped)
-    except ValidationError:
-        log.exception("a tools/call result does not fit the %s surface", version)
-        raise MCPError(
-            code=types.INTERNAL_ERROR, message="Handler returned an invalid result"
-        ) from None
 
-
-def _error_data(err: Exception) -> types.ErrorData:
-    """A handler's exception as the SDK's dispatcher answers it."""
+def _error_data(err: Exception, route: _Route) -> types.ErrorData:
+    """A handler's exception as the SDK answers it in the route's era."""
+    if route.modern:
+        return modern_error_data(err)
     error = handler_exception_to_error_data(err)
     if error is None:
         log.exception("handler for %r raised", CALL, exc_info=err)
