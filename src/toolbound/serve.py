@@ -24,6 +24,7 @@ Pieces:
     spliced                          the stdio streams with the opening replayed
     BearerGuard                      /mcp answers 401 without the token
     HostGuard                        403 for a Host or Origin that is not this server
+    stdio_parts                      the pool, the SDK's server and the wire's own calls
     serve_stdio, serve_http, serve   run until stopped
     serve_web                        ``toolbound web``: the web view alone, over the store
 """
@@ -62,6 +63,7 @@ from toolbound.tools.registry import import_runners
 
 if TYPE_CHECKING:
     # Over HTTP only: stdio never imports starlette (nor uvicorn, nor the web view).
+    from mcp.server import Server
     from mcp.shared._stream_protocols import ReadStream, WriteStream
     from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -357,6 +359,28 @@ async def _chain(
             yield item
 
 
+def stdio_parts(
+    options: ServeOptions, *, instructions: str
+) -> tuple[HostPool, Server[HostPool], StdioCalls | None]:
+    """What ``serve --stdio`` runs: the hosts, the SDK's server over them (saying
+    ``instructions``), and the wire's own answers to tools/call beside it (None when
+    ``options.stdio_calls`` is "sdk")."""
+    pool = _pool(options)
+    server = build_server(
+        pool,
+        options.limits,
+        options.profile,
+        shape=options.shape,
+        fit=options.fit,
+        instructions=instructions,
+    )
+    if options.stdio_calls == "sdk":
+        return pool, server, None
+    lane = StdioCalls(pool, server, shape=options.shape, fit=options.fit)
+    server.middleware.append(lane.observe)
+    return pool, server, lane
+
+
 async def serve_stdio(
     options: ServeOptions, *, opening: Opening | None = None, sandbox_line: str | None = None
 ) -> None:
@@ -368,20 +392,8 @@ async def serve_stdio(
     """
     sandbox_line = sandbox_line or _sandbox_line(options)
     _announce(sandbox_line)
-    pool = _pool(options)
     said = server_instructions(options, sandbox_line)
-    server = build_server(
-        pool,
-        options.limits,
-        options.profile,
-        shape=options.shape,
-        fit=options.fit,
-        instructions=said,
-    )
-    lane = None
-    if options.stdio_calls == "wire":
-        lane = StdioCalls(pool, server, shape=options.shape, fit=options.fit)
-        server.middleware.append(lane.observe)
+    pool, server, lane = stdio_parts(options, instructions=said)
     async with anyio.create_task_group() as tg:
 
         async def stop_on_signal() -> None:

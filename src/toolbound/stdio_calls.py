@@ -138,6 +138,13 @@ class StdioCalls:
     _off: bool = False
     _initializes: int = 0
     _running: dict[types.RequestId, _Call] = field(default_factory=dict)
+    # How many calls were answered here.
+    answered: int = 0
+
+    @property
+    def ready(self) -> bool:
+        """Whether a tools/call arriving now can be answered here (its era permitting)."""
+        return not self._off and (self._modern or self._route(None) is not None)
 
     async def observe(self, ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
         """Server middleware: note the era of each request the SDK serves, and the
@@ -276,6 +283,7 @@ class StdioCalls:
             error = _error_data(err, route)
             answer = types.JSONRPCError(jsonrpc="2.0", id=request.id, error=error)
         call.answering = True
+        self.answered += 1
         wire.put(wire_line(answer))
 
     @staticmethod
