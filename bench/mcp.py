@@ -12,7 +12,10 @@ can cost. Side by side in one run:
    store), once with tools/call answered on the wire (``toolbound.stdio_calls``,
    the default) and once through the SDK's server (``TOOLBOUND_STDIO_CALLS=sdk``),
    the reference server's ``read_text_file`` over stdio, all driven by
-   the official SDK client (JSON-RPC over pipes), and ``host.call``,
+   the official SDK client (JSON-RPC over pipes), and ``host.call``. The client
+   speaks 2026-07-28 to toolbound (its default, as toolbound answers
+   ``server/discover``) and the handshake era to node (which does not): one more
+   row drives toolbound in the handshake era (``mode="legacy"``), node's protocol;
    interleaved in rounds so machine noise hits all alike; median ms, ratios,
    and beside them each server's own CPU time per call (``/proc``; in-process:
    this process's, client included), which the load does not inflate. The SDK
@@ -70,6 +73,7 @@ BATCHES = 5
 WAIT_S = 30
 NODE = "node read_text_file"
 FAST = "MCP stdio: calls on the wire"
+FAST_HANDSHAKE = "  the same, handshake era"
 SDK_PATH = "MCP stdio: calls via the SDK"
 FLOOR = "SDK floor: constant text"
 
@@ -224,15 +228,19 @@ async def main(rounds: int, before: str | None, http: bool) -> None:
             pids: dict[str, int | None] = {IN_PROCESS: None}
             async with contextlib.AsyncExitStack() as stack:
                 servers = {
-                    FAST: _stdio_server(workspace, data_dir),
-                    SDK_PATH: _stdio_server(workspace, data_dir, calls="sdk"),
+                    FAST: (_stdio_server(workspace, data_dir), "auto"),
+                    FAST_HANDSHAKE: (_stdio_server(workspace, data_dir), "legacy"),
+                    SDK_PATH: (_stdio_server(workspace, data_dir, calls="sdk"), "auto"),
                 }
                 if before is not None:
-                    servers["MCP stdio, --before"] = _stdio_server(workspace, data_dir, before)
-                for label, params in servers.items():
+                    servers["MCP stdio, --before"] = (
+                        _stdio_server(workspace, data_dir, before),
+                        "auto",
+                    )
+                for label, (params, mode) in servers.items():
                     known = _children()
                     client = await stack.enter_async_context(
-                        Client(params, read_timeout_seconds=WAIT_S)
+                        Client(params, mode=mode, read_timeout_seconds=WAIT_S)
                     )
                     calls[label] = functools.partial(client.call_tool, "Read", args)
                     (pids[label],) = _children() - known
