@@ -32,7 +32,10 @@ envelope names.
   dispatcher: a cancelled request gets no response); the notification still
   reaches the SDK, which finds nothing of its own to cancel;
 - when stdin ends, the calls running here are aborted as the SDK aborts its
-  own, each answered "Connection closed".
+  own, each answered "Connection closed";
+- the answer goes out before the call's recording commits
+  (``listeners.answer_first``): the transaction runs right after, in the same
+  step of the loop, before the server reads its next message.
 
 Everything else (``initialize``, ``tools/list``, ``ping``, ``server/discover``,
 anything before the connection is initialized or its era decided, responses
@@ -56,13 +59,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
+import pydantic_core
 from mcp.server import Server
 from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.runner import modern_error_data
 from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.exceptions import MCPError
-from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
+from mcp.shared.inbound import (
+    InboundLadderRejection,
+    InboundModernRoute,
+    classify_inbound_request,
+)
 from mcp.shared.jsonrpc_dispatcher import (
     cancelled_request_id_from_params,
     handler_exception_to_error_data,
@@ -73,6 +81,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from pydantic import ValidationError
 
 from toolbound.fit import FitMode
+from toolbound.listeners import answer_first
 from toolbound.mcp_server import (
     Caller,
     ChunkSink,
@@ -94,6 +103,8 @@ CANCELLED = "notifications/cancelled"
 # The ``_meta`` keys of the 2026-07-28 envelope start so; the SDK refuses them on a
 # handshake connection, so a request carrying one is the SDK's to answer.
 RESERVED_META_PREFIX = "io.modelcontextprotocol/"
+# How many distinct 2026-07-28 envelopes' clients are kept (one client: one, mostly).
+ENVELOPES_KEPT = 16
 # Over stdio there is no MCP session and one client: no shared-session reader.
 STDIO_CALLER = Caller()
 
@@ -138,6 +149,8 @@ class StdioCalls:
     _off: bool = False
     _initializes: int = 0
     _running: dict[types.RequestId, _Call] = field(default_factory=dict)
+    # The client of each 2026-07-28 envelope seen, by the envelope's JSON.
+    _clients: dict[bytes, types.InitializeRequestParams | None] = field(default_factory=dict)
     # How many calls were answered here.
     answered: int = 0
 
@@ -204,10 +217,7 @@ class StdioCalls:
             route = classify_inbound_request({"method": CALL, "params": params})
             if isinstance(route, InboundLadderRejection):
                 return None
-            enveloped = Connection.from_envelope(
-                route.protocol_version, route.client_info, route.client_capabilities
-            )
-            return _Route(route.protocol_version, enveloped.client_params)
+            return _Route(route.protocol_version, self._client(route))
         connection = self._connection
         if (
             connection is None
@@ -239,6 +249,21 @@ class StdioCalls:
             return None
         return typed if typed.task is None else None
 
+    def _client(self, route: InboundModernRoute) -> types.InitializeRequestParams | None:
+        """The client a 2026-07-28 envelope names, as the SDK's connection for it takes
+        it (``Connection.from_envelope``), made once per distinct envelope."""
+        key = pydantic_core.to_json(
+            (route.protocol_version, route.client_info, route.client_capabilities)
+        )
+        if key not in self._clients:
+            if len(self._clients) >= ENVELOPES_KEPT:
+                self._clients.clear()
+            enveloped = Connection.from_envelope(
+                route.protocol_version, route.client_info, route.client_capabilities
+            )
+            self._clients[key] = enveloped.client_params
+        return self._clients[key]
+
     def _cancel(self, params: dict[str, Any] | None) -> None:
         request_id = cancelled_request_id_from_params(params)
         call = self._running.get(coerce_request_id(request_id)) if request_id is not None else None
@@ -259,6 +284,17 @@ class StdioCalls:
         wire: Wire,
     ) -> None:
         """Run the call and write its answer (none when the client cancelled it)."""
+        with answer_first():  # the answer goes out first, its recording right after
+            await self._answer_now(request, params, route, call, wire)
+
+    async def _answer_now(
+        self,
+        request: types.JSONRPCRequest,
+        params: types.CallToolRequestParams,
+        route: _Route,
+        call: _Call,
+        wire: Wire,
+    ) -> None:
         answer: types.JSONRPCMessage
         try:
             result = await answer_call(

@@ -12,7 +12,7 @@ from typing import Any
 
 from support import wait_for, wait_for_async
 from toolbound import SessionStore, ToolHost
-from toolbound.listeners import CallStart
+from toolbound.listeners import CallStart, answer_first
 from toolbound.store.db import DB_NAME
 from toolbound.store.recorder import _CHECKPOINT_EVERY
 
@@ -115,3 +115,29 @@ async def test_short_calls_written_on_the_loop_reach_the_database_file_itself(
             return int(count)
 
         wait_for(lambda: calls_in_the_file_alone() == _CHECKPOINT_EVERY, "a checkpoint")
+
+
+async def test_a_call_answered_first_is_stored_once_its_consumer_answered(
+    tmp_path: Path, location: str, open_store: Callable[..., SessionStore]
+) -> None:
+    async with _host(tmp_path, location) as host:
+        with answer_first():
+            result = await host.call("Bash", {"command": "true"}, tool_call_id="a")
+            with open_store() as store:
+                # Returned before its transaction: the consumer answers first.
+                assert store.tool_calls("s1") == []
+        with open_store() as store:
+            await wait_for_async(lambda: store.tool_calls("s1"), "the answered call stored")
+            assert store.events("a", session_id="s1")[-1]["result"] == result
+
+
+async def test_a_call_started_after_one_answered_first_is_stored_after_it(
+    tmp_path: Path, location: str, open_store: Callable[..., SessionStore]
+) -> None:
+    async with _host(tmp_path, location) as host:
+        with answer_first():
+            await host.call("Bash", {"command": "true"}, tool_call_id="first")
+            await host.call("Bash", {"command": "true"}, tool_call_id="second")
+    with open_store() as store:
+        assert [c["toolCallId"] for c in store.tool_calls("s1")] == ["first", "second"]
+        assert [len(store.events(c, session_id="s1")) for c in ("first", "second")] == [1, 1]

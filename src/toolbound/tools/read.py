@@ -38,6 +38,7 @@ Pieces:
     runs_inline    whether a call runs on the event loop; local_mounts, all_local
     Window         how much one Read returns; window_for sizes it for a call
     read_window    the blocking body of run
+    window_limits  the limits with a window's budget as their search budget (kept)
     describe_kind  what a non-regular file is, for refusals
 """
 
@@ -268,7 +269,7 @@ def read_window(
     ``budget`` bounds the window (``limits.search`` when None).
     """
     # The window's budget stands in for the search budget it defaults to.
-    window = limits if budget in (None, limits.search) else limits.replace(search=budget)
+    window = limits if budget in (None, limits.search) else window_limits(limits, budget)
     with roots.locate(path) as located:
         target = located.target
         before = _stat(located.spot, target)
@@ -319,6 +320,25 @@ def read_window(
         text_digest=text_digest,
     )
     return result
+
+
+# The limits of recent windows, by their limits' id and budget: a copy of the
+# limits is checked again as it is made (about 15 us a Read, bench/mcp.py).
+_WINDOW_LIMITS: dict[tuple[int, Budget], tuple[Limits, Limits]] = {}
+_WINDOW_LIMITS_KEPT = 64
+
+
+def window_limits(limits: Limits, budget: Budget) -> Limits:
+    """``limits`` with ``budget`` as the search budget, made once per pair."""
+    key = (id(limits), budget)
+    kept = _WINDOW_LIMITS.get(key)
+    if kept is not None and kept[0] is limits:
+        return kept[1]
+    made = limits.replace(search=budget)
+    if len(_WINDOW_LIMITS) >= _WINDOW_LIMITS_KEPT:
+        _WINDOW_LIMITS.clear()
+    _WINDOW_LIMITS[key] = (limits, made)
+    return made
 
 
 def _text_digest(result: ReadResult) -> str:
