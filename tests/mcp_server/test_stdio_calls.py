@@ -6,6 +6,7 @@ a call before initialization is the SDK's; calls run side by side."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import queue
@@ -290,3 +291,34 @@ def test_calls_after_the_handshake_are_answered_by_the_wire_itself(tmp_path: Pat
     assert [a["id"] for a in answers] == [0, 1, 2]
     assert lane.answered == 2
     assert "hello" in answers[1]["result"]["content"][0]["text"]
+
+
+def test_stdin_ending_during_a_call_stops_it_and_answers_as_the_sdk_does(
+    wires: dict[str, Path],
+) -> None:
+    answered = {}
+    for calls, workspace in wires.items():
+        wire = Wire(workspace, calls=calls)
+        try:
+            wire.open()
+            wire.call(1, "Read", {"path": "notes.txt", "limit": 1})
+            wire.send(call(2, "Bash", {"command": "echo $$ > pid; exec sleep 60"}, era=HANDSHAKE))
+            pid_file = workspace / "pid"
+            pid = int(wait_for(functools.partial(_text, pid_file), "the command started"))
+            answered[calls] = wire.close()
+            assert not alive(pid)
+        finally:
+            wire.kill()
+    assert answered["wire"] == answered["sdk"]
+    assert [json.loads(line)["error"]["message"] for line in answered["wire"]] == [
+        "Connection closed"
+    ]
+
+
+def _text(path: Path) -> str:
+    """The file's text once it holds a whole line, else ""."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return ""
+    return text if text.endswith("\n") else ""
