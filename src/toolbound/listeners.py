@@ -11,8 +11,8 @@ in this order:
    anyone consumes the call's stream;
 3. ``settle(call)``, awaited before the result is handed out (a recorder
    waits until the result is stored, so a finished call replays at once;
-   inside a consumer's ``answer_first`` block it stores the result right after
-   the consumer answered instead);
+   inside a consumer's ``answer_first`` block it returns at once and stores
+   the call soon after, within its chunk interval);
 4. ``call_ended(call, failure)`` when the call ended: ``failure`` is the
    exception of a tool that crashed (no result event came), else None.
 
@@ -43,7 +43,7 @@ Pieces:
     tell          one listener call, its failure logged, never raised
     settled       await a listener's settle, its failure logged, never raised
     all_settled   await every listener's settle (those that override it), each as settled
-    answer_first  a consumer's block whose calls settle after their answer (after_answer)
+    answer_first  a consumer's block whose calls may settle after their answer (answers_first)
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ import asyncio
 import contextlib
 import contextvars
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,46 +101,34 @@ class CallListener:
         """The call ended; ``failure`` is a crashed tool's exception, else None."""
 
 
-class _Deferred:
-    """The writes a consumer's ``answer_first`` block collects, while it is open."""
-
-    __slots__ = ("open", "writes")
-
-    def __init__(self) -> None:
-        self.open = True
-        self.writes: list[Callable[[], None]] = []
-
-
 # Set by a consumer that answers a call before its recording commits (the stdio
-# wire, ``toolbound.stdio_calls``): a listener whose ``settle`` would wait for a
-# write on the event loop appends that write here and returns at once; the
-# consumer runs each right after its answer is out, in the same step of the loop
-# (``answer_first``). Tasks the call starts inherit it: once the block ended
-# (a background job settling later) it is closed, and they settle as always.
-_after_answer: contextvars.ContextVar[_Deferred | None] = contextvars.ContextVar(
-    "toolbound_after_answer", default=None
+# wire, ``toolbound.stdio_calls``), for the calls started in its block: a
+# listener whose ``settle`` would wait for a write may return at once and write
+# soon after (the recorder: within its chunk interval, in order). Tasks the call
+# starts inherit it; once the block ended (a background job settling later) it
+# reads False again.
+_answer_first: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar(
+    "toolbound_answer_first", default=None
 )
 
 
-def after_answer() -> list[Callable[[], None]] | None:
-    """Where a settle may put its write until the call's answer is out (None: settle now)."""
-    deferred = _after_answer.get()
-    return deferred.writes if deferred is not None and deferred.open else None
+def answers_first() -> bool:
+    """Whether the call settling now is answered before its listeners settle it."""
+    block = _answer_first.get()
+    return block is not None and block[0]
 
 
 @contextlib.contextmanager
 def answer_first() -> Iterator[None]:
-    """Calls started in the block may settle after their answer: what their listeners
-    deferred (``after_answer``) runs when the block ends, the answer written by then."""
-    deferred = _Deferred()
-    token = _after_answer.set(deferred)
+    """Calls started in the block may be answered before their listeners settled them
+    (``answers_first``)."""
+    block = [True]
+    token = _answer_first.set(block)
     try:
         yield
     finally:
-        _after_answer.reset(token)
-        deferred.open = False
-        for write in deferred.writes:
-            write()
+        _answer_first.reset(token)
+        block[0] = False
 
 
 def tell(listener: CallListener, method: str, *args: Any) -> None:

@@ -34,8 +34,8 @@ envelope names.
 - when stdin ends, the calls running here are aborted as the SDK aborts its
   own, each answered "Connection closed";
 - the answer goes out before the call's recording commits
-  (``listeners.answer_first``): the transaction runs right after, in the same
-  step of the loop, before the server reads its next message.
+  (``listeners.answer_first``): the recorder writes it within its chunk
+  interval (50 ms), with the calls answered meanwhile, in one transaction.
 
 Everything else (``initialize``, ``tools/list``, ``ping``, ``server/discover``,
 anything before the connection is initialized or its era decided, responses
@@ -284,7 +284,7 @@ class StdioCalls:
         wire: Wire,
     ) -> None:
         """Run the call and write its answer (none when the client cancelled it)."""
-        with answer_first():  # the answer goes out first, its recording right after
+        with answer_first():  # the answer goes out first, its recording soon after
             await self._answer_now(request, params, route, call, wire)
 
     async def _answer_now(

@@ -141,3 +141,20 @@ async def test_a_call_started_after_one_answered_first_is_stored_after_it(
     with open_store() as store:
         assert [c["toolCallId"] for c in store.tool_calls("s1")] == ["first", "second"]
         assert [len(store.events(c, session_id="s1")) for c in ("first", "second")] == [1, 1]
+
+
+async def test_calls_answered_first_keep_their_start_order_beside_running_ones(
+    tmp_path: Path, location: str, open_store: Callable[..., SessionStore]
+) -> None:
+    async with _host(tmp_path, location) as host:
+        with answer_first():
+            await host.call("Bash", {"command": "true"}, tool_call_id="quick")
+            first, events = _start_gated(host, "running")
+            await asyncio.wait_for(_until_started(events), CALL_S)
+            await host.call("Bash", {"command": "true"}, tool_call_id="beside")
+            (tmp_path / "go").touch()
+            await asyncio.wait_for(first, CALL_S)
+            await host.call("Bash", {"command": "true"}, tool_call_id="last")
+    with open_store() as store:
+        started = [c["toolCallId"] for c in store.tool_calls("s1")]
+    assert started == ["quick", "running", "beside", "last"]
