@@ -90,7 +90,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, cast
@@ -336,6 +336,8 @@ class SandboxedShell:
     # The tree's pids group (``exec.pids``) and whether a fork met its bound.
     pids: PidsGroup | None = None
     pids_hit: bool = False
+    # Called (in any thread) once the whole sandbox is gone: the next spare's cue.
+    on_gone: Callable[[], None] | None = None
 
     @property
     def stdout_fd(self) -> int:
@@ -387,7 +389,7 @@ class SandboxedShell:
         (procfs reads and a wait for an exiting monitor: cheap enough for the loop.)"""
         alive = self._alive()
         if not alive:
-            self._tear_down(grace_s=1.0)
+            self._tear_down(grace_s=1.0, later=True)
         return alive
 
     def stop(self, policy: KillPolicy) -> set[int]:
@@ -409,8 +411,13 @@ class SandboxedShell:
         self._tear_down(grace_s=grace_s)
         return signalled
 
-    def _tear_down(self, *, grace_s: float) -> None:
-        """Read the shell's status if it has one, kill the namespace, reap the monitor."""
+    def _tear_down(self, *, grace_s: float, later: bool = False) -> None:
+        """Read the shell's status if it has one, kill the namespace, reap the monitor.
+
+        With ``later`` (every member gone, on the event loop's thread) the
+        monitor is reaped in the background (``reap_later``): the kernel's
+        teardown of the namespaces, 1.5 ms, is then off the call's path.
+        """
         if self.torn_down:
             return
         self.torn_down = True
@@ -419,11 +426,23 @@ class SandboxedShell:
             # Still running: the namespace's SIGKILL is what ends it.
             self.status = signal.SIGKILL.value
         send(self.keeper_pid, signal.SIGKILL)
-        _reap(self.monitor, grace_s)
         os.close(self.pidfd)
         if self.pids is not None:
+            # No member is left to fork: the count is final before the group goes.
             self.pids_hit = self.pids.hit()
+        loop = _running_loop() if later else None
+        if loop is not None:
+            reap_later(loop, self.monitor, grace_s, then=self._gone)
+            return
+        _reap(self.monitor, grace_s)
+        self._gone()
+
+    def _gone(self) -> None:
+        """The monitor is reaped: remove the pids group, then say so (``on_gone``)."""
+        if self.pids is not None:
             self.pids.remove()
+        if self.on_gone is not None:
+            self.on_gone()
 
 
 def _state(pid: int) -> bytes:
@@ -457,6 +476,61 @@ def _reap(monitor: Shell, grace_s: float) -> None:
     monitor.proc.wait()
 
 
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop running in this thread, if one is."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+# Background reaps not yet done, per process (``settle`` waits for them).
+_reaping: set[asyncio.Future[None]] = set()
+
+
+def reap_later(
+    loop: asyncio.AbstractEventLoop,
+    monitor: Shell,
+    grace_s: float,
+    *,
+    then: Callable[[], None] | None = None,
+) -> None:
+    """Reap ``monitor`` (already told to end) once it exited, on ``loop``: a pidfd
+    watched by the loop, no thread; SIGKILL to it after ``grace_s``; ``then``
+    after the reap. Without a pidfd it is reaped now."""
+    try:
+        pidfd = os.pidfd_open(monitor.pid)
+    except OSError:
+        _reap(monitor, grace_s)
+        if then is not None:
+            then()
+        return
+    done: asyncio.Future[None] = loop.create_future()
+
+    def reap() -> None:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
+        overdue.cancel()
+        monitor.proc.wait()
+        if then is not None:
+            then()
+        if not done.done():
+            done.set_result(None)
+
+    loop.add_reader(pidfd, reap)
+    overdue = loop.call_later(grace_s, monitor.proc.kill)
+    _reaping.add(done)
+    done.add_done_callback(_reaping.discard)
+
+
+async def settle(timeout_s: float = SETUP_TIMEOUT_S) -> None:
+    """Wait (bounded) for the background reaps of this loop: then no monitor is left."""
+    loop = asyncio.get_running_loop()
+    mine = [f for f in _reaping if f.get_loop() is loop]
+    if mine:
+        await asyncio.wait(mine, timeout=timeout_s)
+
+
 async def spawn(
     command: str,
     *,
@@ -469,42 +543,110 @@ async def spawn(
     """Start ``bash -c command`` in ``cwd`` (the workspace; ``workdir``, a folder in
     it, when given) as a new tree under ``policy``, with a job's ``stdio``.
     Unconfined, the shell starts in the folder ``workdir``'s descriptor holds;
-    confined, bwrap changes into its path inside the sandbox, which sees the
+    confined, the shell changes into its path inside the sandbox, which sees the
     workspace alone (a folder swapped for a symlink meanwhile leads nowhere else).
 
-    The one way a command starts (the Bash tool; background jobs later), so no
-    caller can skip the sandbox. ``ToolError(TOOL_SANDBOX_UNAVAILABLE)`` when
-    the sandbox is requested but cannot be built; OSError when bash itself
+    The one way a command starts (the Bash tool, background jobs), so no
+    caller can skip the sandbox. A confined command with no job's ``stdio``
+    takes its session's warm spare (``exec.spare``) when one matches, so the
+    namespaces were built before the call. ``ToolError(TOOL_SANDBOX_UNAVAILABLE)``
+    when the sandbox is requested but cannot be built; OSError when bash itself
     cannot start unconfined.
     """
     if not policy.confined:
         start = cwd if workdir is None else workdir.fd_path
         return spawn_shell(command, cwd=start, keep_back=policy.keep_back, stdio=stdio)
-    bwrap = policy.bwrap
-    if bwrap is None:
+    if policy.bwrap is None:
         raise unavailable(policy, "bubblewrap (bwrap) is not installed (not found on PATH)")
+    scratch_dir = scratch.dir if scratch.ensure() else None
+    from toolbound.exec import spare
+
+    if stdio == NO_STDIO and spare.enabled():
+        return await spare.take(
+            command,
+            cwd=cwd,
+            policy=policy,
+            scratch=scratch,
+            scratch_dir=scratch_dir,
+            workdir=workdir,
+        )
     options = bwrap_args(
-        policy,
-        cwd=cwd,
-        scratch=scratch.dir if scratch.ensure() else None,
-        chdir=None if workdir is None else workdir.real,
+        policy, cwd=cwd, scratch=scratch_dir, chdir=None if workdir is None else workdir.real
     )
+    started = launch(policy, options, KEEPER, command, cwd=cwd, stdio=stdio)
+    return await started.settle(policy)
+
+
+@dataclass(slots=True)
+class Launched:
+    """A bwrap just started: its monitor, its pids group, and the read end of the pipe
+    where bwrap's errors or the keeper's "started" line arrive."""
+
+    monitor: Shell
+    pids: PidsGroup | None
+    said_r: int
+
+    async def settle(self, policy: SandboxPolicy) -> SandboxedShell:
+        """The sandbox's shell once the keeper said it started; TOOL_SANDBOX_UNAVAILABLE
+        with bwrap's reason when it did not (then nothing of it is left)."""
+        try:
+            said = await _first_line(self.said_r, SETUP_TIMEOUT_S)
+            shell = _attach(self.monitor, said, policy)
+            shell.pids = self.pids
+            return shell
+        except BaseException:
+            _abandon(self.monitor)
+            if self.pids is not None:
+                self.pids.remove()
+            raise
+        finally:
+            os.close(self.said_r)
+
+
+def launch(
+    policy: SandboxPolicy,
+    options: Sequence[str],
+    keeper: str,
+    command: str,
+    *,
+    cwd: Path,
+    stdio: Stdio = NO_STDIO,
+    extra_fds: tuple[int, ...] = (),
+    keeper_joins: bool = False,
+) -> Launched:
+    """Start bwrap with ``options`` and ``keeper`` as its PID 1 (``$1`` the command,
+    ``$2``-``$7`` its pipes, gate and bounds, then ``extra_fds``), in a pids group
+    of its own where one can be made; TOOL_SANDBOX_UNAVAILABLE when bwrap cannot
+    be run. Does not wait for the sandbox: ``Launched.settle`` does.
+
+    The host's thread steps into the group for the fork of bwrap; with
+    ``keeper_joins`` the keeper joins it itself instead, before it forks
+    anything, through one more argument: a descriptor on the group's
+    ``tasks``, empty when there is no group (``PidsGroup.joining_fd``)."""
+    bwrap = cast(str, policy.bwrap)
     bounds = keeper_bounds(policy)
-    said_r, said_w = os.pipe()
-    gate = os.pipe()
-
-    def launch(out: int, err: int) -> Launch:
-        fds = (out, err, *gate)
-        argv = [bwrap, *options, "--", "bash", "-c", KEEPER, "toolbound-sandbox", command]
-        return Launch([*argv, *map(str, fds), *bounds], subprocess.DEVNULL, said_w, pass_fds=fds)
-
     pids = pids_group(policy.max_processes)
     if pids is not None:
         ensure_guard()  # the host's guard outlives this tree: never in its group
+    joining = pids.joining_fd() if pids is not None and keeper_joins else None
+    extra_args = [*map(str, extra_fds)]
+    if keeper_joins:
+        extra_fds = (*extra_fds, *([] if joining is None else [joining]))
+        extra_args.append("" if joining is None else str(joining))
+    said_r, said_w = os.pipe()
+    gate = os.pipe()
+
+    def launch_for(out: int, err: int) -> Launch:
+        fds = (out, err, *gate)
+        argv = [bwrap, *options, "--", "bash", "-c", keeper, "toolbound-sandbox", command]
+        argv += [*map(str, fds), *bounds, *extra_args]
+        return Launch(argv, subprocess.DEVNULL, said_w, pass_fds=(*fds, *extra_fds))
+
+    holding = pids is not None and joining is None
     try:
-        with pids.holding() if pids is not None else contextlib.nullcontext():
+        with pids.holding() if holding and pids is not None else contextlib.nullcontext():
             monitor = spawn_tree(
-                launch, cwd=cwd, keep_back=policy.keep_back, stdio=replace(stdio, ctty=False)
+                launch_for, cwd=cwd, keep_back=policy.keep_back, stdio=replace(stdio, ctty=False)
             )
     except OSError as err:
         os.close(said_r)
@@ -512,20 +654,9 @@ async def spawn(
             pids.remove()
         raise unavailable(policy, f"{bwrap} could not be run ({err.strerror or err})") from err
     finally:
-        for fd in (said_w, *gate):
+        for fd in (said_w, *gate, *([] if joining is None else [joining])):
             os.close(fd)
-    try:
-        said = await _first_line(said_r, SETUP_TIMEOUT_S)
-        shell = _attach(monitor, said, policy)
-        shell.pids = pids
-        return shell
-    except BaseException:
-        _abandon(monitor)
-        if pids is not None:
-            pids.remove()
-        raise
-    finally:
-        os.close(said_r)
+    return Launched(monitor, pids, said_r)
 
 
 async def _first_line(fd: int, timeout_s: float) -> bytes:
