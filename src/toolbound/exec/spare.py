@@ -43,6 +43,7 @@ Pieces:
     take          a call's sandbox: the session's spare when it matches, else one built now
     release       discard a session's spare and wait out the teardowns (its host closes)
     drop          discard it, and wait them out, the session going on
+    waiting, prepared  the session's spare's shell if built; once built (tests, the benchmark)
     counts        how many spares were built and handed out (tests, the benchmark)
     use_spares, enabled  turn spares off (the benchmark's anchor) and on
 """
@@ -231,6 +232,26 @@ _released: weakref.WeakSet[Scratch] = weakref.WeakSet()
 _turns: weakref.WeakKeyDictionary[Scratch, int] = weakref.WeakKeyDictionary()
 _counts = {"built": 0, "handed": 0}
 _on = [True]
+
+
+def waiting(scratch: Scratch) -> SandboxedShell | None:
+    """The session's spare's waiting shell, once it is built (None: none, or not yet)."""
+    spare = _spares.get(scratch)
+    if spare is None or not spare.alive() or not spare.ready.done():
+        return None
+    return spare.ready.result()
+
+
+async def prepared(scratch: Scratch) -> SandboxedShell | None:
+    """The session's next spare's shell once it is built: waits out the sandboxes
+    being torn down (the end of the last one starts it), then its build. None when
+    there is none: no confined call yet, a build that failed, the host closed."""
+    await sandbox.settle()
+    await asyncio.sleep(0)  # the build the last teardown queued starts
+    spare = _spares.get(scratch)
+    if spare is not None:
+        await asyncio.wait([spare.ready])
+    return waiting(scratch)
 
 
 def use_spares(on: bool) -> None:
