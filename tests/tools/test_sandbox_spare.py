@@ -130,12 +130,13 @@ def gone(pid: int) -> bool:
 async def test_a_paced_call_runs_in_the_spare_built_before_it(host: ToolHost) -> None:
     await bash(host, "true")
     waiting = await ready_spare(host)
+    waiting_ns = namespace(waiting)
     plant(waiting)
     handed = spare.counts()["handed"]
     result = await bash(host, f"{NS}; ls -A /tmp; pwd")
     ns, planted, folder = result["stdout"].splitlines()
     assert (ns, planted, folder) == (
-        namespace(waiting),
+        waiting_ns,
         "planted-in-the-spare",
         str(host.workspace),
     )
@@ -156,11 +157,11 @@ async def test_a_spare_starts_the_command_in_its_workdir_with_a_fresh_sandboxs_e
     finally:
         spare.use_spares(True)
     await bash(host, "true")
-    waiting = await ready_spare(host)
+    waiting_ns = namespace(await ready_spare(host))
     warm = await bash(host, command, workdir="sub")
     warm_ns, *warm_rest = warm["stdout"].splitlines()
     _, *fresh_rest = fresh["stdout"].splitlines()
-    assert warm_ns == namespace(waiting)
+    assert warm_ns == waiting_ns
     assert warm_rest[0] == str(host.workspace / "sub")
     # Only the call's marker differs (each call has its own).
     assert [line for line in warm_rest if "TOOLBOUND_CALL=" not in line] == [
@@ -270,11 +271,12 @@ async def test_a_spare_whose_build_failed_gives_way_to_a_sandbox_built_for_the_c
 async def test_a_background_job_builds_its_own_sandbox(host: ToolHost) -> None:
     await bash(host, "true")
     waiting = await ready_spare(host)
+    waiting_ns = namespace(waiting)
     handed = spare.counts()["handed"]
     started = await start(host, NS)
     output = await ended(host, started["jobId"])
     assert output["stdout"].startswith("pid:[")
-    assert output["stdout"].strip() != namespace(waiting)
+    assert output["stdout"].strip() != waiting_ns
     assert spare.counts()["handed"] == handed
     # The spare waits on for the next call.
     assert spare.waiting(host.scratch) is waiting
