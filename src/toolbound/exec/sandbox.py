@@ -42,6 +42,12 @@ How a confined call runs::
   exit, then SIGKILL to the keeper; the monitor then exits and is reaped.
   ``--die-with-parent`` follows the thread that spawned bwrap: spawn from a
   thread that lives as long as the call (the event loop's, as Bash does).
+  After a clean exit (no member left) the monitor is reaped in the background,
+  on the loop (``reap_later``): the kernel's teardown of the namespaces is off
+  the call's path; ``settle`` waits for those reaps.
+- **Built ahead.** A Bash call takes its session's warm spare
+  (``exec.spare``): the same sandbox, built before the call, whose shell waits
+  for its command. Jobs build theirs at the call.
 - **Fails closed.** bwrap's own error messages and the keeper's "started" line
   (the shell's PID) share one pipe: anything but a PID there means bwrap could
   not build the sandbox, and the call is ``TOOL_SANDBOX_UNAVAILABLE`` with that
@@ -74,6 +80,9 @@ Pieces:
     bound_notice    which bound a failed confined command met, for its result
     SandboxedShell  a confined tree (``exec.tree.Tree``)
     spawn           start a command's tree, confined or not: the one way in (Bash, jobs)
+    launch, Launched  start bwrap with a keeper; settle() waits for its "started" line
+    reap_later, reap_now, settle  reap a monitor in the background or now; wait for those
+    running_loop    the event loop running in this thread, if any
     probe, describe what ``serve`` announces
     serve_default   ``serve``'s mode when none is asked for
 """
@@ -430,11 +439,11 @@ class SandboxedShell:
         if self.pids is not None:
             # No member is left to fork: the count is final before the group goes.
             self.pids_hit = self.pids.hit()
-        loop = _running_loop() if later else None
+        loop = running_loop() if later else None
         if loop is not None:
             reap_later(loop, self.monitor, grace_s, then=self._gone)
             return
-        _reap(self.monitor, grace_s)
+        reap_now(self.monitor, grace_s)
         self._gone()
 
     def _gone(self) -> None:
@@ -458,7 +467,7 @@ def _ns_pid(pid: int) -> int | None:
     return None
 
 
-def _reap(monitor: Shell, grace_s: float) -> None:
+def reap_now(monitor: Shell, grace_s: float) -> None:
     """Reap the monitor, which exits as soon as the namespace is gone; SIGKILL it
     after ``grace_s``. Waits on a pidfd: ``Popen.wait(timeout)`` polls with
     sleeps, which cost a confined ``true`` 7.5 ms here."""
@@ -476,7 +485,7 @@ def _reap(monitor: Shell, grace_s: float) -> None:
     monitor.proc.wait()
 
 
-def _running_loop() -> asyncio.AbstractEventLoop | None:
+def running_loop() -> asyncio.AbstractEventLoop | None:
     """The event loop running in this thread, if one is."""
     try:
         return asyncio.get_running_loop()
@@ -501,7 +510,7 @@ def reap_later(
     try:
         pidfd = os.pidfd_open(monitor.pid)
     except OSError:
-        _reap(monitor, grace_s)
+        reap_now(monitor, grace_s)
         if then is not None:
             then()
         return
@@ -707,7 +716,7 @@ def _abandon(monitor: Shell) -> None:
     for keeper in children_of(monitor.pid):
         send(keeper, signal.SIGKILL)
     send(monitor.pid, signal.SIGKILL)
-    _reap(monitor, 1.0)
+    reap_now(monitor, 1.0)
     for fd in (monitor.stdout_fd, monitor.stderr_fd):
         os.close(fd)
 

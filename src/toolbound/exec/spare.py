@@ -208,7 +208,12 @@ class Spare:
             os.close(shell.pidfd)
             pids = shell.pids
             then = None if pids is None else pids.remove
-            sandbox.reap_later(self.key.loop, shell.monitor, 1.0, then=then)
+            if sandbox.running_loop() is self.key.loop:
+                sandbox.reap_later(self.key.loop, shell.monitor, 1.0, then=then)
+            else:  # built under another event loop (closed by now, perhaps): reap it here
+                sandbox.reap_now(shell.monitor, 1.0)
+                if then is not None:
+                    then()
             for fd in (shell.stdout_fd, shell.stderr_fd):
                 os.close(fd)
         self._close_fds()
