@@ -67,16 +67,15 @@ from toolbound.exec.tree import Workdir, environment
 from toolbound.results import ToolError
 from toolbound.scratch import Scratch
 
-# PID 1 of a spare: KEEPER's gate and exit-status scheme (exec.sandbox), with the
-# command arriving later. $8 is the read end of the go pipe, $9 the order's memfd
-# (NUL-terminated folder, then the command; bash reads a seekable file in blocks,
-# a pipe a byte at a time); ${10} a descriptor on its pids group's `tasks`, empty
-# without one: the keeper joins the group first, so all it forks is born inside.
+# PID 1 of a spare: KEEPER's gate, pids group and exit-status scheme ($1-$8:
+# exec.sandbox), with the command arriving later. $9 is the read end of the go
+# pipe, ${10} the order's memfd (NUL-terminated folder, then the command; bash
+# reads a seekable file in blocks, a pipe a byte at a time).
 # The shell waits for the keeper to become `sleep`, then for go (EOF), reads the
 # order, changes into the folder (keeping OLDPWD as a sandbox started there would
 # have it) and execs the command. An order cut short (the host gone) runs nothing.
 SPARE_KEEPER = (
-    "out=$2 err=$3 gr=$4 gw=$5 go=$8 od=$9 pg=${10}; "
+    "out=$2 err=$3 gr=$4 gw=$5 pg=$8 go=$9 od=${10}; "
     'if [[ $pg ]]; then echo 0 >&"$pg" || exit; exec {pg}>&-; fi; '
     'ulimit -u "$6"; ulimit -v "$7"; exec {in}<&0; '
     '{ trap - INT QUIT; exec {gw}>&-; read -r -u "$gr" _; '
@@ -155,7 +154,6 @@ class Spare:
                 "",
                 cwd=cwd,
                 extra_fds=(go_r, order),
-                keeper_joins=True,
             )
         except BaseException:
             os.close(go_w)
