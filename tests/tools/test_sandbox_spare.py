@@ -12,6 +12,7 @@ Real bwrap, real processes throughout.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import select
 import shutil
@@ -298,6 +299,21 @@ async def test_a_session_holds_at_most_one_spare_and_its_end_leaves_no_process(
     assert [pid for pid in pids if not gone(pid)] == []
     assert monitors() == []
     assert spare.waiting(host.scratch) is None
+
+
+async def test_a_host_dropped_without_closing_takes_its_spare_with_it(
+    places: dict[str, Path],
+) -> None:
+    host = ToolHost(places["ws"], places["data"], "s1", sandbox="workspace-write")
+    await host.__aenter__()
+    await bash(host, "true")
+    pids = sandbox_pids(await ready_spare(host))
+    # The session's lock is let go of by hand; the spare is left to the garbage collector.
+    host.session._live.release()
+    del host
+    gc.collect()
+    assert wait_exited(pids) == []
+    assert monitors() == []
 
 
 # A server in a child process: one confined call, then it prints its spare's

@@ -55,6 +55,7 @@ import contextlib
 import os
 import select
 import signal
+import subprocess
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,6 +138,7 @@ class Spare:
     order: int
     ready: asyncio.Task[SandboxedShell] = field(init=False)
     ended: bool = False
+    orphaned: weakref.finalize[[], Scratch] | None = None
 
     @classmethod
     def build(cls, key: SpareKey, *, cwd: Path) -> Spare:
@@ -216,7 +218,28 @@ class Spare:
                 os.close(fd)
         self._close_fds()
 
+    def abandon(self) -> None:
+        """Its session was dropped, its host never closed (perhaps its event loop
+        too): kill bwrap's monitor, whose ``--die-with-parent`` takes the sandbox,
+        and reap it here, bounded."""
+        if self.ended:
+            return
+        self.ended = True
+        if self.ready.done() and not self.ready.cancelled() and not self.ready.exception():
+            shell = self.ready.result()
+            for fd in (shell.pidfd, shell.stdout_fd, shell.stderr_fd):
+                os.close(fd)
+        monitor = self.launched.monitor.proc
+        monitor.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            monitor.wait(1.0)
+        if self.launched.pids is not None:
+            self.launched.pids.remove()
+        self._close_fds()
+
     def _close_fds(self) -> None:
+        if self.orphaned is not None:
+            self.orphaned.detach()
         for fd in (self.go_w, self.order):
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -334,9 +357,12 @@ def _refill(scratch: Scratch, key: SpareKey, cwd: Path, turn: int) -> None:
     if scratch in _released or scratch in _spares or _turns.get(scratch) != turn:
         return
     try:
-        _spares[scratch] = Spare.build(key, cwd=cwd)
+        spare = Spare.build(key, cwd=cwd)
     except ToolError:
         return  # the next call builds its own and says why
+    _spares[scratch] = spare
+    # A host dropped without being closed: its spare goes with its session's Scratch.
+    spare.orphaned = weakref.finalize(scratch, spare.abandon)
 
 
 async def release(scratch: Scratch) -> None:
