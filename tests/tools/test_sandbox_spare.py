@@ -172,6 +172,37 @@ async def test_a_spare_starts_the_command_in_its_workdir_with_a_fresh_sandboxs_e
     assert sum("TOOLBOUND_CALL=" in line for line in warm_rest) == 2  # env and set
 
 
+# What a command can do and see: write the workspace, its network interfaces, the
+# data dir (masked: only the session's scratch dir in it).
+PROBE = (
+    "(echo x > made) 2>/dev/null && echo wrote || echo refused; rm -f made; "
+    "grep -c : /proc/net/dev; ls -A {data}"
+)
+
+
+@pytest.mark.parametrize(
+    ("mode", "network"), [("read-only", True), ("workspace-write", False), ("off", False)]
+)
+async def test_a_spare_confines_its_command_as_a_sandbox_built_for_it_would(
+    places: dict[str, Path], mode: str, network: bool
+) -> None:
+    probe = PROBE.format(data=places["data"])
+    async with ToolHost(places["ws"], places["data"], "s1", sandbox=mode, network=network) as host:
+        spare.use_spares(False)
+        try:
+            fresh = await bash(host, probe)
+        finally:
+            spare.use_spares(True)
+        await bash(host, "true")
+        waiting_ns = namespace(await ready_spare(host))
+        warm = await bash(host, f"{NS}; {probe}")
+    ns, *seen = warm["stdout"].splitlines()
+    assert ns == waiting_ns
+    assert seen == fresh["stdout"].splitlines()
+    # Without the network its loopback is its only interface.
+    assert seen[1:] == [("1" if not network else seen[1]), "scratch"]
+
+
 @pytest.mark.parametrize("paced", [True, False])
 async def test_two_calls_in_a_row_each_get_an_empty_tmp_of_their_own(
     host: ToolHost, paced: bool
