@@ -29,9 +29,11 @@ shell's exit status, the stopping and the teardown are ``SandboxedShell``'s.
 Bounds and lifetime: at most one spare per session (``Scratch``), prepared
 only after a confined call (a session that never runs Bash has none). An idle
 spare is three processes (bwrap's monitor, the keeper ``sleep``, the waiting
-bash) and an empty tmpfs. It dies with its session (``release``, called as the
-host closes) and with the server: bwrap's ``--die-with-parent`` and the
-host's guard (``exec.guard``: the spare carries the host's marker). A spare
+bash: about 5 MiB resident in all, bench/sandbox.py), an empty tmpfs and a
+pids group. It dies with its session (``release``, called as the host closes;
+a host dropped unclosed: ``Spare.abandon``) and with the server: bwrap's
+``--die-with-parent`` and the host's guard (``exec.guard``: the spare carries
+the host's marker). A spare
 whose preparation failed is dropped and the call builds its own sandbox,
 failing as it would have (``TOOL_SANDBOX_UNAVAILABLE``). Jobs (a job's stdin
 or terminal) keep building their sandbox at the call (``exec.sandbox.spawn``).
@@ -39,7 +41,7 @@ or terminal) keep building their sandbox at the call (``exec.sandbox.spawn``).
 Pieces:
     SPARE_KEEPER  PID 1 of a spare: forks the waiting shell, becomes ``sleep``
     SpareKey      what a spare fixes at creation
-    Spare         one prepared sandbox: ready(), hand(), discard()
+    Spare         one prepared sandbox: ready, hand(), discard(), end(), abandon()
     take          a call's sandbox: the session's spare when it matches, else one built now
     release       discard a session's spare and wait out the teardowns (its host closes)
     drop          discard it, and wait them out, the session going on
