@@ -84,12 +84,15 @@ def sandbox_pids(shell: SandboxedShell) -> list[int]:
     return [shell.monitor.pid, shell.keeper_pid, shell.shell_pid]
 
 
-def monitors() -> list[int]:
-    """This process's children that are bwrap (a sandbox's monitor)."""
+def monitors(before: list[int] | None = None) -> list[int]:
+    """This process's children that are bwrap (a sandbox's monitor), but those in
+    ``before`` (other tests' hosts may keep their spares for their session's life)."""
     found = []
     for pid in children_of(os.getpid()):
         try:
-            if Path(f"/proc/{pid}/comm").read_text().strip() == "bwrap":
+            if Path(f"/proc/{pid}/comm").read_text().strip() == "bwrap" and pid not in (
+                before or []
+            ):
                 found.append(pid)
         except OSError:
             continue
@@ -320,21 +323,23 @@ async def test_a_background_job_builds_its_own_sandbox(host: ToolHost) -> None:
 async def test_a_session_holds_at_most_one_spare_and_its_end_leaves_no_process(
     places: dict[str, Path],
 ) -> None:
+    before = monitors()
     host = ToolHost(places["ws"], places["data"], "s1", sandbox="workspace-write")
     async with host:
         for _ in range(3):
             await bash(host, "true")
         waiting = await ready_spare(host)
-        assert monitors() == [waiting.monitor.pid]
+        assert monitors(before) == [waiting.monitor.pid]
         pids = sandbox_pids(waiting)
     assert [pid for pid in pids if not gone(pid)] == []
-    assert monitors() == []
+    assert monitors(before) == []
     assert spare.waiting(host.scratch) is None
 
 
 async def test_a_host_dropped_without_closing_takes_its_spare_with_it(
     places: dict[str, Path],
 ) -> None:
+    before = monitors()
     host = ToolHost(places["ws"], places["data"], "s1", sandbox="workspace-write")
     await host.__aenter__()
     await bash(host, "true")
@@ -344,7 +349,7 @@ async def test_a_host_dropped_without_closing_takes_its_spare_with_it(
     del host
     gc.collect()
     assert wait_exited(pids) == []
-    assert monitors() == []
+    assert monitors(before) == []
 
 
 # A server in a child process: one confined call, then it prints its spare's

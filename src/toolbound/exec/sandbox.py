@@ -46,8 +46,9 @@ How a confined call runs::
   on the loop (``reap_later``): the kernel's teardown of the namespaces is off
   the call's path; ``settle`` waits for those reaps.
 - **Built ahead.** A Bash call takes its session's warm spare
-  (``exec.spare``): the same sandbox, built before the call, whose shell waits
-  for its command. Jobs build theirs at the call.
+  (``exec.spare``, whose ``spawn`` is the one way a command starts): the same
+  sandbox, built before the call, whose shell waits for its command. Jobs
+  build theirs at the call (``spawn`` here).
 - **Fails closed.** bwrap's own error messages and the keeper's "started" line
   (the shell's PID) share one pipe: anything but a PID there means bwrap could
   not build the sandbox, and the call is ``TOOL_SANDBOX_UNAVAILABLE`` with that
@@ -79,7 +80,7 @@ Pieces:
     bwrap_args      policy -> bwrap's options (pure)
     bound_notice    which bound a failed confined command met, for its result
     SandboxedShell  a confined tree (``exec.tree.Tree``)
-    spawn           start a command's tree, confined or not: the one way in (Bash, jobs)
+    spawn           start a command's tree, confined or not, its sandbox built at the call
     launch, Launched  start bwrap with a keeper; settle() waits for its "started" line
     reap_later, reap_now, settle  reap a monitor in the background or now; wait for those
     running_loop    the event loop running in this thread, if any
@@ -557,32 +558,22 @@ async def spawn(
     confined, the shell changes into its path inside the sandbox, which sees the
     workspace alone (a folder swapped for a symlink meanwhile leads nowhere else).
 
-    The one way a command starts (the Bash tool, background jobs), so no
-    caller can skip the sandbox. A confined command with no job's ``stdio``
-    takes its session's warm spare (``exec.spare``) when one matches, so the
-    namespaces were built before the call. ``ToolError(TOOL_SANDBOX_UNAVAILABLE)``
-    when the sandbox is requested but cannot be built; OSError when bash itself
-    cannot start unconfined.
+    The sandbox built at the call, for whatever ``exec.spare.spawn`` (the one
+    way a command starts: the Bash tool, background jobs, so no caller can
+    skip the sandbox) does not hand to a warm spare.
+    ``ToolError(TOOL_SANDBOX_UNAVAILABLE)`` when the sandbox is requested but
+    cannot be built; OSError when bash itself cannot start unconfined.
     """
     if not policy.confined:
         start = cwd if workdir is None else workdir.fd_path
         return spawn_shell(command, cwd=start, keep_back=policy.keep_back, stdio=stdio)
     if policy.bwrap is None:
         raise unavailable(policy, "bubblewrap (bwrap) is not installed (not found on PATH)")
-    scratch_dir = scratch.dir if scratch.ensure() else None
-    from toolbound.exec import spare
-
-    if stdio == NO_STDIO and spare.enabled():
-        return await spare.take(
-            command,
-            cwd=cwd,
-            policy=policy,
-            scratch=scratch,
-            scratch_dir=scratch_dir,
-            workdir=workdir,
-        )
     options = bwrap_args(
-        policy, cwd=cwd, scratch=scratch_dir, chdir=None if workdir is None else workdir.real
+        policy,
+        cwd=cwd,
+        scratch=scratch.dir if scratch.ensure() else None,
+        chdir=None if workdir is None else workdir.real,
     )
     started = launch(policy, options, KEEPER, command, cwd=cwd, stdio=stdio)
     return await started.settle(policy)

@@ -37,11 +37,13 @@ the host's marker). A spare
 whose preparation failed is dropped and the call builds its own sandbox,
 failing as it would have (``TOOL_SANDBOX_UNAVAILABLE``). Jobs (a job's stdin
 or terminal) keep building their sandbox at the call (``exec.sandbox.spawn``).
+``spawn`` here is the one way a command starts, confined or not.
 
 Pieces:
     SPARE_KEEPER  PID 1 of a spare: forks the waiting shell, becomes ``sleep``
     SpareKey      what a spare fixes at creation
     Spare         one prepared sandbox: ready, hand(), discard(), end(), abandon()
+    spawn         start a command's tree: the one way in (Bash, jobs)
     take          a call's sandbox: the session's spare when it matches, else one built now
     release       discard a session's spare and wait out the teardowns (its host closes)
     drop          discard it, and wait them out, the session going on
@@ -66,7 +68,7 @@ from typing import cast
 from toolbound.exec import sandbox
 from toolbound.exec.sandbox import SandboxedShell, SandboxPolicy
 from toolbound.exec.stopping import send
-from toolbound.exec.tree import Workdir, environment
+from toolbound.exec.tree import NO_STDIO, Stdio, Tree, Workdir, environment
 from toolbound.results import ToolError
 from toolbound.scratch import Scratch
 
@@ -295,6 +297,36 @@ def enabled() -> bool:
 def counts() -> dict[str, int]:
     """How many spares this process built and handed out so far."""
     return dict(_counts)
+
+
+async def spawn(
+    command: str,
+    *,
+    cwd: Path,
+    policy: SandboxPolicy,
+    scratch: Scratch,
+    workdir: Workdir | None = None,
+    stdio: Stdio = NO_STDIO,
+) -> Tree:
+    """Start ``bash -c command`` in ``cwd`` (the workspace; ``workdir`` when given)
+    as a new tree under ``policy``: the one way a command starts (the Bash tool,
+    background jobs), so no caller can skip the sandbox. A confined command with
+    no job's ``stdio`` runs in its session's spare (``take``); the rest as
+    ``exec.sandbox.spawn`` starts it. ``ToolError(TOOL_SANDBOX_UNAVAILABLE)``
+    when the sandbox is requested but cannot be built; OSError when bash itself
+    cannot start unconfined."""
+    if not policy.confined or policy.bwrap is None or stdio != NO_STDIO or not _on[0]:
+        return await sandbox.spawn(
+            command, cwd=cwd, policy=policy, scratch=scratch, workdir=workdir, stdio=stdio
+        )
+    return await take(
+        command,
+        cwd=cwd,
+        policy=policy,
+        scratch=scratch,
+        scratch_dir=scratch.dir if scratch.ensure() else None,
+        workdir=workdir,
+    )
 
 
 async def take(
