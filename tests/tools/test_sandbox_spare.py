@@ -280,27 +280,59 @@ async def test_a_spare_killed_while_idle_is_replaced_by_a_fresh_sandbox(host: To
     assert result["exitCode"] == 0
 
 
-async def test_a_spare_whose_build_failed_gives_way_to_a_sandbox_built_for_the_call(
-    places: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A bwrap that refuses its second start only: the first call's sandbox is
-    # built, the spare after it is refused, the second call builds its own.
+def flaky_bwrap(tmp_path: Path, refused: str) -> Path:
+    """A bwrap that refuses the starts whose number (1, 2, …) matches the shell
+    pattern ``refused`` and runs the real one otherwise."""
     count = tmp_path / "starts"
     count.write_text("0")
     flaky = tmp_path / "flaky-bwrap"
     flaky.write_text(
         f"#!/bin/sh\nn=$(($(cat {count}) + 1)); echo $n > {count}\n"
-        'if [ $n = 2 ]; then echo "bwrap: refused this once" >&2; exit 1; fi\n'
+        f'case $n in {refused}) echo "bwrap: refused start $n" >&2; exit 1;; esac\n'
         f'exec {find_bwrap()} "$@"\n'
     )
     flaky.chmod(0o755)
-    monkeypatch.setenv(BWRAP_VAR, str(flaky))
+    return flaky
+
+
+async def test_a_spare_whose_build_failed_gives_way_to_a_sandbox_built_for_the_call(
+    places: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first call's sandbox is built, the spare after it is refused, the
+    # second call builds its own.
+    monkeypatch.setenv(BWRAP_VAR, str(flaky_bwrap(tmp_path, "2")))
     async with ToolHost(places["ws"], places["data"], "s1", sandbox="workspace-write") as host:
         first = await bash(host, "echo one")
         assert await asyncio.wait_for(spare.prepared(host.scratch), CALL_BOUND_S) is None
         second = await bash(host, "echo two")
     assert (first["stdout"], second["stdout"]) == ("one\n", "two\n")
-    assert int(count.read_text()) >= 3
+    # The first call's, the refused spare's, the second call's (and maybe the next spare's).
+    assert int((tmp_path / "starts").read_text()) >= 3
+
+
+async def test_when_bwrap_stops_working_the_next_call_fails_as_one_without_a_spare_would(
+    places: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every start after the first is refused: the spare's, then the call's own.
+    monkeypatch.setenv(BWRAP_VAR, str(flaky_bwrap(tmp_path, "[!1]*")))
+    async with ToolHost(places["ws"], places["data"], "s1", sandbox="workspace-write") as host:
+        first = await bash(host, "echo one")
+        # The spare's start is refused (start 2); then the call's own (start 3).
+        assert await asyncio.wait_for(spare.prepared(host.scratch), CALL_BOUND_S) is None
+        second = await bash(host, "touch ran")
+    assert first["stdout"] == "one\n"
+    assert second == {
+        "error": {
+            "code": "TOOL_SANDBOX_UNAVAILABLE",
+            "message": "The Bash sandbox (workspace-write, network) was requested but is not "
+            "available: bwrap could not create the sandbox (bwrap: refused start 3). The "
+            "command was not run. Fix: install bubblewrap (apt-get install bubblewrap; "
+            "$TOOLBOUND_BWRAP may name the binary) and allow user namespaces, or run "
+            "toolbound with --sandbox off (and without --no-network) to run commands "
+            "unconfined.",
+        }
+    }
+    assert not (places["ws"] / "ran").exists()
 
 
 async def test_a_background_job_builds_its_own_sandbox(host: ToolHost) -> None:
