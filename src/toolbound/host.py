@@ -193,6 +193,10 @@ class ToolHost:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         # Before the recorder closes, so each job's end is recorded.
         await self.jobs.aclose()
+        if self.sandbox.confined:  # the session's warm spare sandbox dies with it
+            from toolbound.exec import spare
+
+            await spare.release(self.scratch)
         await self.session.close(end=end)
 
     @property

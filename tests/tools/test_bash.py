@@ -25,6 +25,7 @@ from support import SANDBOX_PYTHON
 from toolbound import DEFAULT_LIMITS, ToolHost
 from toolbound.bounds import count_lines
 from toolbound.context import ToolContext
+from toolbound.exec import spare
 from toolbound.tools.registry import spec_for
 
 KB = 1024
@@ -710,10 +711,13 @@ async def test_calls_leave_no_descriptor_behind_and_reuse_their_reader_threads(
     host: ToolHost,
 ) -> None:
     await call(host, {"command": "true"})  # the first call starts the guard once
+    # A confined session's warm spare holds its own descriptors until it is used.
+    await spare.drop(host.scratch)
     fds, readers = open_fds(), reader_threads()
     for command in ("echo hi", "sleep 600 & echo x", "exec >&-; echo y >&2", "seq 1 9000"):
         await call(host, {"command": command})
     await call(host, {"command": "sleep 600", "timeout": 1})
+    await spare.drop(host.scratch)
     assert open_fds() == fds
     # One call at a time needs two readers; idle ones (maybe left by earlier
     # concurrent calls) are reused, never piled up.

@@ -4,14 +4,14 @@
 and the kernel never applies it to the host's root, the user a sandbox of a
 root server maps to; a fork bomb would then meet no bound at all. Where the
 host may create a cgroup v1 ``pids`` group (root, the controller mounted), each
-confined tree gets one of its own with ``pids.max``: the spawning thread steps
-into it for the one fork of bwrap and straight back out (v1 moves single
-threads through ``tasks``), so every process of the tree is born inside it,
-with no window in which an early fork could escape. ``pids.events`` then says
+confined tree gets one of its own with ``pids.max``: the sandbox's keeper
+joins it through a descriptor on its ``tasks`` before it forks anything, so
+every process of the tree is born inside it, with no window in which an early
+fork could escape. ``pids.events`` then says
 whether the bound was hit, so the result can say so.
 
 Pieces:
-    PidsGroup        one tree's group: holding(), hit(), remove()
+    PidsGroup        one tree's group: joining_fd(), hit(), remove()
     pids_group       a new group bounded to ``max_processes``, or None where none can be made;
                      the first of a process removes the groups dead hosts left behind
 """
@@ -23,7 +23,6 @@ import itertools
 import logging
 import os
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,15 +71,12 @@ class PidsGroup:
     path: Path
     home: Path
 
-    @contextlib.contextmanager
-    def holding(self) -> Iterator[None]:
-        """The calling thread inside the group for the block (the tree's one fork)."""
-        tid = str(threading.get_native_id())
-        (self.path / "tasks").write_text(tid)
-        try:
-            yield
-        finally:
-            (self.home / "tasks").write_text(tid)
+    def joining_fd(self) -> int:
+        """A descriptor on the group's ``tasks``, for the process that joins it itself
+        (writing ``0`` moves the writer): a sandbox's keeper, before it forks, so
+        the host's thread never migrates (each migration waits for an RCU grace
+        period: 4 ms on the event loop at load 1.3). The caller closes it."""
+        return os.open(self.path / "tasks", os.O_WRONLY | os.O_CLOEXEC)
 
     def hit(self) -> bool:
         """Whether a fork was refused because the group was full."""

@@ -4,7 +4,7 @@ A Bash call and a background job run their command the same way; only where
 the output goes differs (a capture for the call's result, a log for the job):
 
 1. **spawn**: ``bash -c COMMAND`` as a new process tree (``exec.tree``),
-   through ``exec.sandbox.spawn``, the one way in, confined when the sandbox
+   through ``exec.spare.spawn``, the one way in, confined when the sandbox
    asks (``spawn``), in the workspace or a ``workdir`` held by a descriptor
    (``workdir_of``), with a job's stdin or terminal (``exec.tree.Stdio``).
 2. **read**: one reader per stream (``exec.reader``) feeds the stream's sink
@@ -153,10 +153,10 @@ async def spawn(
     """``bash -c command`` started in ``cwd`` (the workspace; ``workdir`` when given)
     under the sandbox ``policy``, with a job's ``stdio``; TOOL_NOT_FOUND when bash
     cannot be started there."""
-    from toolbound.exec import sandbox
+    from toolbound.exec import spare
 
     try:
-        return await sandbox.spawn(
+        return await spare.spawn(
             command, cwd=cwd, policy=policy, scratch=scratch, workdir=workdir, stdio=stdio
         )
     except OSError as err:
