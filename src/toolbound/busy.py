@@ -17,27 +17,29 @@ GIL busy, so another session's short Read waited 10-17x its idle time. Two
 things make such a stream give way (:class:`BulkStream`, the policy a value:
 :class:`YieldPolicy`):
 
-- Its thread's niceness drops (19) for the rest of the stream: whenever
-  anything else wants a CPU (the event loop parsing a request, sending a
-  result, the client reading it) the kernel runs that first; the reader then
-  falls behind, and its writer blocks on the full pipe, which frees that CPU
-  too. A lone stream on an idle machine keeps its speed.
-- Between reads it asks whether work is running that is not itself a bulk
-  stream's call and is young (begun less than ``young_s`` ago: a long quiet
-  call, ``sleep 600``, would otherwise hold every stream back for its whole
-  life). If so it pauses until that work ends or ``pause_s`` passed, whichever
-  is first, in a wait that releases the GIL, then reads at least
-  ``burst_bytes`` before it may pause again, so no stream ever stops (a call
-  may be waiting for that very stream: JobOutput ``waitFor`` on a streaming
-  job, a Bash ``cat`` of its log).
+- Between reads it asks whether a tool call is running (in any host of the
+  process) that is not itself a bulk stream's and is young (begun less than
+  ``young_s`` ago: a long quiet call, ``sleep 600``, would otherwise hold
+  every stream back for its whole life). If so it pauses until that call
+  ends or ``pause_s`` passed, whichever is first, in a wait that releases the
+  GIL, then reads at least ``burst_bytes`` before it may pause again, so no
+  stream ever stops (a call may be waiting for that very stream: JobOutput
+  ``waitFor`` on a streaming job, a Bash ``cat`` of its log).
+- From its first pause on, its thread's niceness is 19 until the stream
+  ends: whatever else wants a CPU (the event loop parsing the next request,
+  sending a result, the client reading it: the parts of a short call outside
+  the host, 2/3 of its time under the streams) runs first; the reader falls
+  behind and its writer blocks on the full pipe, which frees that CPU too. A
+  stream that never had to give way keeps its priority, so a lone stream
+  keeps its speed however busy the rest of the machine is.
 
 Pieces:
     Work         one piece of work running: its start, whether it is a bulk stream's call
-    begin, end   one piece of work starts, ends (any thread; ``end`` in begin's context)
+    begin, end   a call or other work starts, ends (any thread; ``end`` in begin's context)
     alone        whether at most one (the caller's own) is running
     current      the work begun in this context (a tool call's, inside its task), if any
     YieldPolicy  how bulk streams give way; ``POLICY`` is the one in force
-    BulkStream   a reader's part: lower its thread, mark its call, yield to young work
+    BulkStream   a reader's part: mark its call, yield to young calls, lower its thread
     spent        whether this thread kept a bulk stream's low priority (it retires)
     stats        pauses taken and bulk streams running, for tests and benchmarks
 """
@@ -58,7 +60,7 @@ class YieldPolicy:
     ``young_s``: work begun less than this long ago is a short call to yield to.
     ``pause_s``: the longest one pause lasts before the stream reads again.
     ``burst_bytes``: what a stream reads after a pause before it may pause again.
-    ``nice``: the reader thread's niceness while bulk (None: unchanged).
+    ``nice``: the reader thread's niceness from its first pause on (None: unchanged).
     """
 
     young_s: float = 1.0
@@ -72,16 +74,19 @@ POLICY = YieldPolicy()
 
 @dataclass(eq=False, slots=True)
 class Work:
-    """One piece of work running: when it began, and how many of its readers are bulk
-    streams now (a Bash call whose output is past its capture ceiling)."""
+    """One piece of work running: when it began, whether it is a tool call, and how
+    many of its readers are bulk streams now (a Bash call whose output is past its
+    capture ceiling)."""
 
     started: float
+    call: bool
     bulk: int = 0
     ended: bool = False
     token: Token[Work | None] | None = field(default=None, repr=False)
 
 
 _changed = threading.Condition(threading.Lock())
+# The tool calls running (what bulk streams yield to), and all work running.
 _works: set[Work] = set()
 _running = [0]
 # Running works with a bulk reader: not waiting on anyone, and not waited for.
@@ -91,11 +96,14 @@ _pauses = [0]
 _current: ContextVar[Work | None] = ContextVar("toolbound_busy_work", default=None)
 
 
-def begin() -> None:
-    """One piece of work starts (it is this context's :func:`current` until it ends)."""
-    work = Work(time.monotonic())
+def begin(*, call: bool = False) -> None:
+    """One piece of work starts (it is this context's :func:`current` until it ends):
+    a tool call (``call``: bulk streams yield to it while it is young) or other work
+    (a recorder's batch: counted for :func:`alone` only)."""
+    work = Work(time.monotonic(), call)
     with _changed:
-        _works.add(work)
+        if call:
+            _works.add(work)
         _running[0] += 1
     work.token = _current.set(work)
 
@@ -108,7 +116,8 @@ def end() -> None:
     if work.token is not None:
         _current.reset(work.token)
     with _changed:
-        _works.discard(work)
+        if work.call:
+            _works.discard(work)
         _running[0] -= 1
         work.ended = True
         if work.bulk:
@@ -122,8 +131,9 @@ def alone() -> bool:
 
 
 def current() -> Work | None:
-    """The work begun in this context and not ended: inside a tool call's task, the call's."""
-    return _current.get()
+    """The tool call begun in this context and not ended (inside its task), if any."""
+    work = _current.get()
+    return work if work is not None and work.call else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +149,7 @@ def stats() -> Stats:
 
 
 def _young_other_work(now: float, young_s: float) -> bool:
-    """Whether young work runs that is not a bulk stream's (under ``_changed``)."""
+    """Whether a young call runs that is not a bulk stream's (under ``_changed``)."""
     return any(not w.bulk and now - w.started < young_s for w in _works)
 
 
@@ -159,14 +169,15 @@ class BulkStream:
     Its call (``work``: None for a job, whose streams outlive the call that
     started them) counts as a bulk stream's, so other bulk streams do not yield
     to it. :meth:`should_yield` and :meth:`pause` let young other calls go
-    first. ``start`` and ``stop`` run on the reader's thread, whose niceness the
-    policy lowers for the stream's life.
+    first. All its methods run on the reader's thread, whose niceness the policy
+    lowers from the first pause to the stream's end.
     """
 
     def __init__(self, work: Work | None) -> None:
         self._work = work
         self._policy = POLICY
         self._niceness: int | None = None
+        self._lowered = False
         self.active = False
 
     def start(self) -> None:
@@ -174,9 +185,7 @@ class BulkStream:
         if self.active:
             return
         self.active = True
-        policy = self._policy = POLICY
-        if policy.nice is not None:
-            self._lower_priority(policy.nice)
+        self._policy = POLICY
         work = self._work
         with _changed:
             _bulk_streams[0] += 1
@@ -202,7 +211,7 @@ class BulkStream:
 
     def should_yield(self) -> bool:
         """Whether young work other than bulk streams' runs now (cheap when none does)."""
-        if _running[0] <= _bulk_works[0]:
+        if len(_works) <= _bulk_works[0]:
             return False
         with _changed:
             return _young_other_work(time.monotonic(), self._policy.young_s)
@@ -211,6 +220,9 @@ class BulkStream:
         """Wait, releasing the GIL, until no young other work runs or the policy's
         ``pause_s`` passed (woken as work ends)."""
         policy = self._policy
+        if policy.nice is not None and not self._lowered:
+            self._lowered = True
+            self._lower_priority(policy.nice)
         deadline = time.monotonic() + policy.pause_s
         with _changed:
             _pauses[0] += 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 import os
 import threading
 from collections.abc import AsyncIterator
@@ -69,10 +70,10 @@ def test_a_bulk_stream_yields_to_young_work_only_and_never_to_another_bulk_strea
     short, long_call = in_context(), in_context()
     try:
         assert not stream.should_yield()
-        short.run(busy.begin)
+        short.run(busy.begin, call=True)
         assert stream.should_yield()
         # Another call that is itself a bulk stream is not waited on.
-        long_call.run(busy.begin)
+        long_call.run(busy.begin, call=True)
         other = BulkStream(long_call.run(busy.current))
         other.start()
         short.run(busy.end)
@@ -86,12 +87,24 @@ def test_a_bulk_stream_yields_to_young_work_only_and_never_to_another_bulk_strea
         stream.stop()
 
 
+def test_work_that_is_not_a_call_is_not_waited_on(calls_only: YieldPolicy) -> None:
+    stream = BulkStream(None)
+    stream.start()
+    batch = in_context()  # a recorder's writer thread writing a batch
+    batch.run(busy.begin)
+    try:
+        assert not stream.should_yield()
+    finally:
+        batch.run(busy.end)
+        stream.stop()
+
+
 def test_work_older_than_the_young_bound_is_not_waited_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(busy, "POLICY", YieldPolicy(young_s=0.0, nice=None))
     stream = BulkStream(None)
     stream.start()
     quiet = in_context()
-    quiet.run(busy.begin)
+    quiet.run(busy.begin, call=True)
     try:
         assert not stream.should_yield()
     finally:
@@ -106,7 +119,7 @@ def test_a_pause_ends_when_the_work_it_yields_to_ends(monkeypatch: pytest.Monkey
     stream = BulkStream(None)
     stream.start()
     short = in_context()
-    short.run(busy.begin)
+    short.run(busy.begin, call=True)
     before = busy.stats().pauses
     pausing = threading.Thread(target=stream.pause)
     pausing.start()
@@ -177,16 +190,31 @@ async def test_a_job_streaming_in_bulk_still_reaches_a_jobOutput_waiting_on_it(
     assert ended["totals"]["stdout"] == {"bytes": size + 8, "lines": 4 * MB + 1}
 
 
-async def test_a_bulk_readers_thread_runs_at_low_priority_and_is_restored_after(
+async def test_a_bulk_reader_that_gave_way_runs_at_low_priority_until_its_stream_ends(
     hosts: tuple[ToolHost, ToolHost], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(busy, "POLICY", YieldPolicy(nice=19))
-    streaming, _ = hosts
+    monkeypatch.setattr(busy, "POLICY", dataclasses.replace(CALLS_ONLY, nice=19))
+    streaming, short = hosts
     ws = tmp_path / "ws"
+    # A stream alone keeps its priority: only giving way lowers it.
+    before = busy.stats().pauses
+    command = f"while [ ! -e stop-alone ]; do yes {LINE} | head -c {4 * MB}; done"
+    alone = asyncio.create_task(streaming.call("Bash", {"command": command, "timeout": 120}))
+    await wait_for_async(lambda: busy.stats().bulk_streams >= 1, "the lone stream to be bulk")
+    assert not reader_threads(19)
+    (ws / "stop-alone").touch()
+    assert (await asyncio.wait_for(alone, WAIT_S))["exitCode"] == 0
+    assert busy.stats().pauses == before
+    held = asyncio.create_task(
+        short.call("Bash", {"command": "touch held; until [ -e go ]; do sleep 0.01; done"})
+    )
+    await wait_for_async(lambda: (ws / "held").exists(), "the short call to start")
     command = f"while [ ! -e stop ]; do yes {LINE} | head -c {4 * MB}; done"
     stream = asyncio.create_task(streaming.call("Bash", {"command": command, "timeout": 120}))
-    await wait_for_async(lambda: busy.stats().bulk_streams >= 1, "the stream to be bulk")
     low = await wait_for_async(lambda: reader_threads(19), "a reader thread at niceness 19")
+    (ws / "go").touch()
+    await asyncio.wait_for(held, WAIT_S)
+    assert not stream.done()
     (ws / "stop").touch()
     out = await asyncio.wait_for(stream, WAIT_S)
     assert out["exitCode"] == 0
