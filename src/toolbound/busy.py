@@ -1,4 +1,4 @@
-"""How much other work this process is doing: a small Read runs on the event loop only alone.
+"""How much other work this process is doing, and who gives way to it.
 
 A thread that runs Python code holds the GIL for up to the switch interval
 (5 ms) at a time, and every system call the event loop's thread makes gives
@@ -9,31 +9,244 @@ from about 900 to 150 calls per second). The work counted here is every tool
 call running in any host of the process and every recorder's writer thread
 writing a batch; ``tools.read.runs_inline`` asks :func:`alone`.
 
+Bulk streams give way (issue 30: no session's long call may delay another's
+short one). A reader past its capture ceiling (``exec.reader``) is a bulk
+stream: it only counts or logs bytes, as fast as its writer prints them, and
+four of them with their writers keep both CPUs of a small machine and the
+GIL busy, so another session's short Read waited 10-17x its idle time. Two
+things make such a stream give way (:class:`BulkStream`, the policy a value:
+:class:`YieldPolicy`):
+
+- Between reads it asks whether a tool call is running (in any host of the
+  process) that is not itself a bulk stream's and is young (begun less than
+  ``young_s`` ago: a long quiet call, ``sleep 600``, would otherwise hold
+  every stream back for its whole life). If so it pauses until that call
+  ends or ``pause_s`` passed, whichever is first, in a wait that releases the
+  GIL, then reads at least ``burst_bytes`` before it may pause again, so no
+  stream ever stops (a call may be waiting for that very stream: JobOutput
+  ``waitFor`` on a streaming job, a Bash ``cat`` of its log).
+- From its first pause on, its thread's niceness is 19 until the stream
+  ends: whatever else wants a CPU (the event loop parsing the next request,
+  sending a result, the client reading it: the parts of a short call outside
+  the host, 2/3 of its time under the streams) runs first; the reader falls
+  behind and its writer blocks on the full pipe, which frees that CPU too. A
+  stream that never had to give way keeps its priority, so a lone stream
+  keeps its speed however busy the rest of the machine is.
+
 Pieces:
-    begin, end  one piece of work starts, ends (any thread)
-    alone       whether at most one (the caller's own) is running
+    Work         one piece of work running: its start, whether it is a bulk stream's call
+    begin, end   a call or other work starts, ends (any thread; ``end`` in begin's context)
+    alone        whether at most one (the caller's own) is running
+    current      the work begun in this context (a tool call's, inside its task), if any
+    YieldPolicy  how bulk streams give way; ``POLICY`` is the one in force
+    BulkStream   a reader's part: mark its call, yield to young calls, lower its thread
+    spent        whether this thread kept a bulk stream's low priority (it retires)
+    stats        pauses taken and bulk streams running, for tests and benchmarks
 """
 
 from __future__ import annotations
 
+import os
 import threading
+import time
+from contextvars import ContextVar, Token
+from dataclasses import dataclass, field
 
-_lock = threading.Lock()
+
+@dataclass(frozen=True, slots=True)
+class YieldPolicy:
+    """How bulk streams give way (one value, read as each stream becomes bulk).
+
+    ``young_s``: work begun less than this long ago is a short call to yield to.
+    ``pause_s``: the longest one pause lasts before the stream reads again.
+    ``burst_bytes``: what a stream reads after a pause before it may pause again.
+    ``nice``: the reader thread's niceness from its first pause on (None: unchanged).
+    """
+
+    young_s: float = 1.0
+    pause_s: float = 0.02
+    burst_bytes: int = 1024 * 1024
+    nice: int | None = 19
+
+
+POLICY = YieldPolicy()
+
+
+@dataclass(eq=False, slots=True)
+class Work:
+    """One piece of work running: when it began, whether it is a tool call, and how
+    many of its readers are bulk streams now (a Bash call whose output is past its
+    capture ceiling)."""
+
+    started: float
+    call: bool
+    bulk: int = 0
+    ended: bool = False
+    token: Token[Work | None] | None = field(default=None, repr=False)
+
+
+_changed = threading.Condition(threading.Lock())
+# The tool calls running (what bulk streams yield to), and all work running.
+_works: set[Work] = set()
 _running = [0]
+# Running works with a bulk reader: not waiting on anyone, and not waited for.
+_bulk_works = [0]
+_bulk_streams = [0]
+_pauses = [0]
+_current: ContextVar[Work | None] = ContextVar("toolbound_busy_work", default=None)
 
 
-def begin() -> None:
-    """One piece of work starts."""
-    with _lock:
+def begin(*, call: bool = False) -> None:
+    """One piece of work starts (it is this context's :func:`current` until it ends):
+    a tool call (``call``: bulk streams yield to it while it is young) or other work
+    (a recorder's batch: counted for :func:`alone` only)."""
+    work = Work(time.monotonic(), call)
+    with _changed:
+        if call:
+            _works.add(work)
         _running[0] += 1
+    work.token = _current.set(work)
 
 
 def end() -> None:
-    """One piece of work ends (after its :func:`begin`)."""
-    with _lock:
+    """The work this context began ends (after its :func:`begin`)."""
+    work = _current.get()
+    if work is None:
+        return
+    if work.token is not None:
+        _current.reset(work.token)
+    with _changed:
+        if work.call:
+            _works.discard(work)
         _running[0] -= 1
+        work.ended = True
+        if work.bulk:
+            _bulk_works[0] -= 1
+        _changed.notify_all()
 
 
 def alone() -> bool:
     """Whether at most one piece of work, the caller's own, is running in this process."""
     return _running[0] <= 1
+
+
+def current() -> Work | None:
+    """The tool call begun in this context and not ended (inside its task), if any."""
+    work = _current.get()
+    return work if work is not None and work.call else None
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """Pauses bulk streams took since the process started, and bulk streams running."""
+
+    pauses: int
+    bulk_streams: int
+
+
+def stats() -> Stats:
+    return Stats(pauses=_pauses[0], bulk_streams=_bulk_streams[0])
+
+
+def _young_other_work(now: float, young_s: float) -> bool:
+    """Whether a young call runs that is not a bulk stream's (under ``_changed``)."""
+    return any(not w.bulk and now - w.started < young_s for w in _works)
+
+
+# Reader threads whose niceness could not be restored after a bulk stream (raising a
+# thread's priority back takes CAP_SYS_NICE or RLIMIT_NICE): they retire (``spent``).
+_spent = threading.local()
+
+
+def spent() -> bool:
+    """Whether this thread ran a bulk stream and kept its lowered priority."""
+    return bool(getattr(_spent, "value", False))
+
+
+class BulkStream:
+    """One reader's part while it is a bulk stream (see the module docstring).
+
+    Its call (``work``: None for a job, whose streams outlive the call that
+    started them) counts as a bulk stream's, so other bulk streams do not yield
+    to it. :meth:`should_yield` and :meth:`pause` let young other calls go
+    first. All its methods run on the reader's thread, whose niceness the policy
+    lowers from the first pause to the stream's end.
+    """
+
+    def __init__(self, work: Work | None) -> None:
+        self._work = work
+        self._policy = POLICY
+        self._niceness: int | None = None
+        self._lowered = False
+        self.active = False
+
+    def start(self) -> None:
+        """The reader is now a bulk stream."""
+        if self.active:
+            return
+        self.active = True
+        self._policy = POLICY
+        work = self._work
+        with _changed:
+            _bulk_streams[0] += 1
+            if work is not None and not work.ended:
+                work.bulk += 1
+                if work.bulk == 1:
+                    _bulk_works[0] += 1
+                    _changed.notify_all()  # one less call for the others to wait on
+
+    def stop(self) -> None:
+        """The reader ended (idempotent)."""
+        if not self.active:
+            return
+        self.active = False
+        self._restore_priority()
+        work = self._work
+        with _changed:
+            _bulk_streams[0] -= 1
+            if work is not None and work.bulk:
+                work.bulk -= 1
+                if not work.bulk and not work.ended:
+                    _bulk_works[0] -= 1
+
+    def should_yield(self) -> bool:
+        """Whether young work other than bulk streams' runs now (cheap when none does)."""
+        if len(_works) <= _bulk_works[0]:
+            return False
+        with _changed:
+            return _young_other_work(time.monotonic(), self._policy.young_s)
+
+    def pause(self) -> None:
+        """Wait, releasing the GIL, until no young other work runs or the policy's
+        ``pause_s`` passed (woken as work ends)."""
+        policy = self._policy
+        if policy.nice is not None and not self._lowered:
+            self._lowered = True
+            self._lower_priority(policy.nice)
+        deadline = time.monotonic() + policy.pause_s
+        with _changed:
+            _pauses[0] += 1
+            while True:
+                now = time.monotonic()
+                if now >= deadline or not _young_other_work(now, policy.young_s):
+                    return
+                _changed.wait(deadline - now)
+
+    def _lower_priority(self, nice: int) -> None:
+        tid = threading.get_native_id()
+        try:
+            before = os.getpriority(os.PRIO_PROCESS, tid)
+            if nice > before:
+                os.setpriority(os.PRIO_PROCESS, tid, nice)
+                self._niceness = before
+        except OSError:
+            pass
+
+    def _restore_priority(self) -> None:
+        if self._niceness is None:
+            return
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), self._niceness)
+        except OSError:
+            _spent.value = True
+        self._niceness = None

@@ -296,7 +296,7 @@ class ToolHost:
 
     async def _run(self, call: CallStart, ctx: ToolContext, sink: CallEvents) -> None:
         self._calls[ctx.tool_call_id] = ctx
-        busy.begin()
+        busy.begin(call=True)
         try:
             result = await run_tool(call.tool, call.args, ctx)
             # Kept before the result is out, so the session's next host knows this Read.

@@ -32,6 +32,12 @@ moves to a reusable worker thread, where a gigabyte is only counted; creating
 threads per command instead cost 0.3 ms (median) to 1.3 ms (mean, on a busy
 machine) per call here.
 
+Past its ceiling a stream is a bulk stream, and gives way (``busy.BulkStream``):
+its thread's priority drops for the rest of the stream, and between reads it
+pauses while another call of the process is young and in flight, then reads
+at least a burst before it may pause again, so a stream never stops. A
+paused reader leaves its writer blocked on the full pipe.
+
 Pieces:
     Sink          where a stream's bytes go: a capture or a job's log
     StopSignal    a descriptor that wakes every reader of a command at once
@@ -55,6 +61,8 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
+from toolbound import busy
+from toolbound.busy import BulkStream, Work
 from toolbound.exec.capture import Captured, HeadCapture, TailCapture
 from toolbound.results import Stream
 
@@ -140,6 +148,8 @@ class Workers:
             # An idle worker must not keep its last reader (and that reader's
             # capture buffers, about 1 MB) alive until the next job comes.
             del job
+            if busy.spent():
+                return  # still at a bulk stream's low priority: not for the next command
             with self._lock:
                 self._idle.append(inbox)
 
@@ -166,6 +176,7 @@ class StreamReader:
         stop: StopSignal,
         on_done: Callable[[], None],
         on_read: Callable[[], None] | None = None,
+        work: Work | None = None,
     ) -> None:
         self._fd = fd
         self._stream: Stream = stream
@@ -182,6 +193,7 @@ class StreamReader:
         self._stop_fd = stop.fd
         self._on_done = on_done
         self._on_read = on_read
+        self._bulk = BulkStream(work)
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._pending: list[str] = []
         self._pending_bytes = 0
@@ -275,6 +287,7 @@ class StreamReader:
         try:
             self._flush(final=self.reached_eof)
         finally:
+            self._bulk.stop()
             os.close(self._fd)
             self._ended = True
             if self._finished is not None:
@@ -301,16 +314,26 @@ class StreamReader:
         self._count_rest(poller)
 
     def _count_rest(self, poller: select.poll) -> None:
-        """Past the ceiling: big reads straight into the capture's memory, counted there."""
+        """Past the ceiling: big reads straight into the capture's memory, counted there.
+        A bulk stream now: it yields to young other work (``busy``) between reads."""
         with contextlib.suppress(OSError):
             # A bigger pipe means fewer reads and fewer writer wake-ups; a
             # refusal (the per-user pipe quota) leaves it as it was.
             fcntl.fcntl(self._fd, fcntl.F_SETPIPE_SZ, DRAIN_PIPE_BYTES)
         reserve, commit = self._capture.reserve, self._capture.commit
         on_read = self._on_read
+        bulk = self._bulk
+        bulk.start()
+        burst = busy.POLICY.burst_bytes
         stop_only = select.poll()
         stop_only.register(self._stop_fd, select.POLLIN)
+        # Bytes to read before the stream may pause again: after a pause, at least
+        # the policy's burst, so a stream never stops however busy the process is.
+        owed = 0
         while True:
+            if owed <= 0 and bulk.should_yield():
+                bulk.pause()
+                owed = burst
             target = reserve(DRAIN_READ_BYTES)
             try:
                 n = os.readv(self._fd, [target])
@@ -324,6 +347,7 @@ class StreamReader:
                 self.reached_eof = True
                 return
             commit(n)
+            owed -= n
             if on_read is not None:
                 on_read()
             # A read that found the pipe less than half as full as the room offered.

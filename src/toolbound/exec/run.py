@@ -50,6 +50,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from toolbound import busy
 from toolbound.exec.abort import on_abort
 from toolbound.exec.capture import HeadCapture
 from toolbound.exec.reader import Sink, StopSignal, StreamReader
@@ -222,13 +223,17 @@ def read_streams(
     on_worker: bool = False,
     on_read: Callable[[], None] | None = None,
     on_done: Callable[[], None] | None = None,
+    of_call: bool = True,
 ) -> Streams:
     """Start one reader per stream of ``tree``, feeding ``sinks`` (stdout, stderr) and
     emitting live chunks up to ``live_bytes``/``live_lines`` a stream; on the event
     loop, or on worker threads with ``on_worker``. ``on_read`` runs (in the reader's
     thread) after each read was fed and its chunk emitted, ``on_done`` as each
-    reader ends."""
+    reader ends. With ``of_call`` (a Bash call's output) the running call's work
+    counts as a bulk stream's while a reader is one (``busy``); a job's streams
+    outlive the call that started them and pass False."""
     loop = asyncio.get_running_loop()
+    work = busy.current() if of_call else None
     done = asyncio.Event()
     remaining = [2]
     lock = threading.Lock()
@@ -262,6 +267,7 @@ def read_streams(
             stop=stop,
             on_done=ended,
             on_read=on_read,
+            work=work,
         )
 
     streams = Streams(

@@ -197,6 +197,7 @@ class Job:
             on_worker=True,
             on_read=self.waiters.poke,
             on_done=self.waiters.poke,
+            of_call=False,
         )
         self.task = asyncio.create_task(self._run(self._streams), name=f"toolbound-{self.job_id}")
 

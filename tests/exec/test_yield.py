@@ -1,0 +1,238 @@
+"""Bulk streams give way to other sessions' short calls (``toolbound.busy``, issue 30).
+
+Real racing processes: one session's command prints tens of megabytes while
+another session's call is held in flight by a file the test creates. What is
+asserted is order and counters (the bulk reader paused while the short call
+was in flight, and every byte still arrived), never a duration; a stream that
+stopped instead of pausing would hang, and the hang bound catches it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import dataclasses
+import os
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support import WAIT_S, wait_for, wait_for_async
+from toolbound import DEFAULT_LIMITS, ToolHost, busy
+from toolbound.busy import BulkStream, YieldPolicy
+
+MB = 1024 * 1024
+LINE = "0123456789"  # 11 bytes with its newline
+LIMITS = DEFAULT_LIMITS.replace(kill_grace_s=0.3)
+# A call held in flight stays young for the whole test: what makes a stream yield
+# is then the call alone, however slow the machine (no clock in the assertion).
+CALLS_ONLY = YieldPolicy(young_s=10 * WAIT_S, nice=None)
+
+
+@pytest.fixture
+def calls_only(monkeypatch: pytest.MonkeyPatch) -> YieldPolicy:
+    monkeypatch.setattr(busy, "POLICY", CALLS_ONLY)
+    return CALLS_ONLY
+
+
+@pytest.fixture
+async def hosts(tmp_path: Path) -> AsyncIterator[tuple[ToolHost, ToolHost]]:
+    """Two sessions of one workspace, in this one process (as a server holds them)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    async with (
+        ToolHost(ws, tmp_path / "data", "streaming", limits=LIMITS) as a,
+        ToolHost(ws, tmp_path / "data", "short", limits=LIMITS) as b,
+    ):
+        yield a, b
+
+
+def lines_of(size: int) -> int:
+    return -(-size // len(LINE + "\n"))
+
+
+def in_context() -> contextvars.Context:
+    """A fresh context, as a tool call's task or a recorder's thread has its own."""
+    return contextvars.Context()
+
+
+# --- the policy, on real threads --------------------------------------------------------
+
+
+def test_a_bulk_stream_yields_to_young_work_only_and_never_to_another_bulk_stream(
+    calls_only: YieldPolicy,
+) -> None:
+    stream = BulkStream(None)
+    stream.start()
+    short, long_call = in_context(), in_context()
+    try:
+        assert not stream.should_yield()
+        short.run(busy.begin, call=True)
+        assert stream.should_yield()
+        # Another call that is itself a bulk stream is not waited on.
+        long_call.run(busy.begin, call=True)
+        other = BulkStream(long_call.run(busy.current))
+        other.start()
+        short.run(busy.end)
+        assert not stream.should_yield()
+        assert not other.should_yield()
+        other.stop()
+        assert stream.should_yield()  # that call is no longer a bulk stream's
+        long_call.run(busy.end)
+        assert not stream.should_yield()
+    finally:
+        stream.stop()
+
+
+def test_work_that_is_not_a_call_is_not_waited_on(calls_only: YieldPolicy) -> None:
+    stream = BulkStream(None)
+    stream.start()
+    batch = in_context()  # a recorder's writer thread writing a batch
+    batch.run(busy.begin)
+    try:
+        assert not stream.should_yield()
+    finally:
+        batch.run(busy.end)
+        stream.stop()
+
+
+def test_work_older_than_the_young_bound_is_not_waited_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(busy, "POLICY", YieldPolicy(young_s=0.0, nice=None))
+    stream = BulkStream(None)
+    stream.start()
+    quiet = in_context()
+    quiet.run(busy.begin, call=True)
+    try:
+        assert not stream.should_yield()
+    finally:
+        quiet.run(busy.end)
+        stream.stop()
+
+
+def test_a_pause_ends_when_the_work_it_yields_to_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A pause as long as the hang bound: only the work's end can end it sooner.
+    policy = YieldPolicy(young_s=10 * WAIT_S, pause_s=10 * WAIT_S, nice=None)
+    monkeypatch.setattr(busy, "POLICY", policy)
+    stream = BulkStream(None)
+    stream.start()
+    short = in_context()
+    short.run(busy.begin, call=True)
+    before = busy.stats().pauses
+    pausing = threading.Thread(target=stream.pause)
+    pausing.start()
+    try:
+        wait_for(lambda: busy.stats().pauses > before, "the stream to pause")
+        assert pausing.is_alive()
+    finally:
+        short.run(busy.end)
+        pausing.join(WAIT_S)
+        stream.stop()
+    assert not pausing.is_alive()
+
+
+# --- two sessions, real commands --------------------------------------------------------
+
+
+async def test_a_bulk_stream_pauses_while_another_sessions_short_call_is_in_flight(
+    hosts: tuple[ToolHost, ToolHost], tmp_path: Path, calls_only: YieldPolicy
+) -> None:
+    streaming, short = hosts
+    ws = tmp_path / "ws"
+    size = 64 * MB
+    # The short call is in flight until the test lets it go.
+    held = asyncio.create_task(
+        short.call("Bash", {"command": "touch held; until [ -e go ]; do sleep 0.01; done"})
+    )
+    await wait_for_async(lambda: (ws / "held").exists(), "the short call to start")
+    before = busy.stats().pauses
+    stream = asyncio.create_task(
+        streaming.call("Bash", {"command": f"yes {LINE} | head -c {size}", "timeout": 120})
+    )
+    # Each pause is followed by at least a burst (1 MiB): 64 MiB gives room for 16.
+    await wait_for_async(
+        lambda: busy.stats().pauses >= before + 16 or stream.done(), "the stream to yield"
+    )
+    assert not stream.done()
+    assert not held.done()
+    (ws / "go").touch()
+    out, released = await asyncio.wait_for(asyncio.gather(stream, held), WAIT_S)
+    assert released["exitCode"] == 0
+    assert out["exitCode"] == 0
+    assert out["totals"]["stdout"] == {"bytes": size, "lines": lines_of(size)}
+    assert out["stdout"].startswith(f"{LINE}\n{LINE}\n")
+    assert busy.stats().bulk_streams == 0
+
+
+async def test_a_job_streaming_in_bulk_still_reaches_a_jobOutput_waiting_on_it(
+    hosts: tuple[ToolHost, ToolHost], calls_only: YieldPolicy
+) -> None:
+    session, _ = hosts
+    size = len(LINE + "\n") * 4 * MB  # whole lines: "the end" is a line of its own
+    started = await session.call(
+        "Bash", {"command": f"yes {LINE} | head -c {size}; echo the end", "background": True}
+    )
+    job_id = started["jobId"]
+    await wait_for_async(lambda: busy.stats().bulk_streams >= 1, "the job's stream to be bulk")
+    before = busy.stats().pauses
+    # Waiting on the very stream that yields to it (the job's reader counts no call
+    # as its own): the wait must still see the end.
+    out: dict[str, Any] = await asyncio.wait_for(
+        session.call("JobOutput", {"jobId": job_id, "until": "^the end$", "waitS": 10 * WAIT_S}),
+        10 * WAIT_S,
+    )
+    assert out.get("matched") == "the end", {k: v for k, v in out.items() if k != "stdout"}
+    assert busy.stats().pauses > before
+    ended = await session.call("JobOutput", {"jobId": job_id, "waitFor": "exit", "waitS": WAIT_S})
+    assert ended["state"] == "exited"
+    assert ended["totals"]["stdout"] == {"bytes": size + 8, "lines": 4 * MB + 1}
+
+
+async def test_a_bulk_reader_that_gave_way_runs_at_low_priority_until_its_stream_ends(
+    hosts: tuple[ToolHost, ToolHost], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(busy, "POLICY", dataclasses.replace(CALLS_ONLY, nice=19))
+    streaming, short = hosts
+    ws = tmp_path / "ws"
+    # A stream alone keeps its priority: only giving way lowers it.
+    before = busy.stats().pauses
+    command = f"while [ ! -e stop-alone ]; do yes {LINE} | head -c {4 * MB}; done"
+    alone = asyncio.create_task(streaming.call("Bash", {"command": command, "timeout": 120}))
+    await wait_for_async(lambda: busy.stats().bulk_streams >= 1, "the lone stream to be bulk")
+    assert not reader_threads(19)
+    (ws / "stop-alone").touch()
+    assert (await asyncio.wait_for(alone, WAIT_S))["exitCode"] == 0
+    assert busy.stats().pauses == before
+    held = asyncio.create_task(
+        short.call("Bash", {"command": "touch held; until [ -e go ]; do sleep 0.01; done"})
+    )
+    await wait_for_async(lambda: (ws / "held").exists(), "the short call to start")
+    command = f"while [ ! -e stop ]; do yes {LINE} | head -c {4 * MB}; done"
+    stream = asyncio.create_task(streaming.call("Bash", {"command": command, "timeout": 120}))
+    low = await wait_for_async(lambda: reader_threads(19), "a reader thread at niceness 19")
+    (ws / "go").touch()
+    await asyncio.wait_for(held, WAIT_S)
+    assert not stream.done()
+    (ws / "stop").touch()
+    out = await asyncio.wait_for(stream, WAIT_S)
+    assert out["exitCode"] == 0
+    # Its thread was restored (or, unable to be, retired): no reader stays low.
+    await wait_for_async(lambda: not reader_threads(19), "the reader's priority restored")
+    assert low
+
+
+def reader_threads(nice: int) -> list[int]:
+    """This process's threads at niceness ``nice`` (only a bulk reader lowers its own)."""
+    found = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        if int(fields[16]) == nice:
+            found.append(int(tid))
+    return found
