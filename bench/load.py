@@ -405,8 +405,36 @@ class StreamRun:
     idle: list[float]
     alone_s: float  # the streams with no probe running: their anchor
     busy: list[float]
+    idle_waits: Waits  # the probe's run-queue waits, idle and under the streams
+    busy_waits: Waits
     probed_s: float  # the streams while the probe ran
     load: tuple[float, float]  # the 1-minute load average before and after
+
+
+def waited_ns(pid: int) -> int:
+    """How long ``pid``'s main thread has waited on a run queue (runnable, no CPU), in ns."""
+    try:
+        return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+@dataclass
+class Waits:
+    """Per probe: how long the server's event loop thread and the client's waited for a CPU."""
+
+    server: list[float] = field(default_factory=list)
+    client: list[float] = field(default_factory=list)
+
+    async def timed(self, server_pid: int, call: Any) -> float:
+        """Run ``call()``; its seconds, noting both threads' run-queue waits meanwhile."""
+        me = os.getpid()
+        s0, c0, t0 = waited_ns(server_pid), waited_ns(me), time.perf_counter()
+        await call()
+        elapsed = time.perf_counter() - t0
+        self.server.append((waited_ns(server_pid) - s0) / 1e9)
+        self.client.append((waited_ns(me) - c0) / 1e9)
+        return elapsed
 
 
 async def run_streams(server: Server, per_stream: int, tally: Tally) -> float:
@@ -437,10 +465,14 @@ async def run_stream(server: Server, per_stream: int) -> StreamRun:
         for _ in range(20):
             await tally.call(probe, "Read", read)
         idle = []
+        idle_waits, busy_waits = Waits(), Waits()
+        pid = server.proc.pid
+
+        async def probe_read() -> object:
+            return await probe.call_tool("Read", read)
+
         for _ in range(IDLE_READS):
-            t0 = time.perf_counter()
-            await probe.call_tool("Read", read)
-            idle.append(time.perf_counter() - t0)
+            idle.append(await idle_waits.timed(pid, probe_read))
         alone_s = await run_streams(server, per_stream, tally)
         done = asyncio.Event()
         busy: list[float] = []
@@ -448,9 +480,7 @@ async def run_stream(server: Server, per_stream: int) -> StreamRun:
         async def probing() -> None:
             await asyncio.sleep(0.2)  # the streams past their capture ceiling
             while not done.is_set():
-                t0 = time.perf_counter()
-                await probe.call_tool("Read", read)
-                busy.append(time.perf_counter() - t0)
+                busy.append(await busy_waits.timed(pid, probe_read))
                 await asyncio.sleep(0.01)
 
         prober = asyncio.create_task(probing())
@@ -459,7 +489,8 @@ async def run_stream(server: Server, per_stream: int) -> StreamRun:
         await prober
     if tally.errors:
         print(f"  errors: {tally.errors}")
-    return StreamRun(idle, alone_s, busy, probed_s, (load_before, os.getloadavg()[0]))
+    load = (load_before, os.getloadavg()[0])
+    return StreamRun(idle, alone_s, busy, idle_waits, busy_waits, probed_s, load)
 
 
 def stream(label: str, root: Path, args: argparse.Namespace, store: str | None) -> None:
@@ -488,6 +519,24 @@ def stream(label: str, root: Path, args: argparse.Namespace, store: str | None) 
         f"  the streams: alone (anchor) {total / run.alone_s / 1e9:.2f} GB/s in"
         f" {run.alone_s:.1f} s; under the probe {total / run.probed_s / 1e9:.2f} GB/s in"
         f" {run.probed_s:.1f} s ({run.alone_s / run.probed_s:.2f}x)"
+    )
+    print(
+        "  waiting for a CPU per Read (run queue, /proc schedstat), median / p99:"
+        " server's event loop, client"
+    )
+    for name, waits in (("idle", run.idle_waits), ("under the streams", run.busy_waits)):
+        server_ms = [pct(waits.server, q) * 1e3 for q in (0.5, 0.99)]
+        client_ms = [pct(waits.client, q) * 1e3 for q in (0.5, 0.99)]
+        print(
+            f"    {name:<18} {server_ms[0]:6.2f} / {server_ms[1]:6.2f} ms,"
+            f" {client_ms[0]:6.2f} / {client_ms[1]:6.2f} ms"
+        )
+    slowest = sorted(range(len(busy)), key=busy.__getitem__)[-max(1, len(busy) // 100) :]
+    waited = [run.busy_waits.server[i] + run.busy_waits.client[i] for i in slowest]
+    print(
+        f"  the slowest 1% of Reads under the streams ({len(slowest)}): mean"
+        f" {statistics.mean(busy[i] for i in slowest) * 1e3:.2f} ms, of which"
+        f" {statistics.mean(waited) * 1e3:.2f} ms both threads waited for a CPU"
     )
     print(f"  server peak RSS {server.peak_rss_kb / 1024:.0f} MiB; processes left {len(left)}")
     for line in left:
