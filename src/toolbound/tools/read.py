@@ -478,7 +478,7 @@ def _media(
 
 # Files judged text, by their key (as the line index keys them: a file that changed is
 # judged again), name and the sniff's limits: a re-read skips the sniff's read and scan
-# (about 25 us of a small Read's round trip over MCP, bench/mcp.py).
+# (its pread and scan of a 4 KB head: about 18 us, timeit).
 _JUDGED_TEXT: collections.OrderedDict[tuple[FileKey, str, int, float], None] = (
     collections.OrderedDict()
 )
