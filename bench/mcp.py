@@ -16,6 +16,12 @@ can cost. Side by side in one run:
    speaks 2026-07-28 to toolbound (its default, as toolbound answers
    ``server/discover``) and the handshake era to node (which does not): one more
    row drives toolbound in the handshake era (``mode="legacy"``), node's protocol;
+   and one more drives it in the exact profile (handshake era), where every Read
+   answers the file's 40 lines as node does (serve's default, economy, answers a
+   re-read of an unchanged window with a short notice instead); and one more
+   in the economy profile (handshake era) reading a new 40-line window of a
+   200-line file each call (offsets cycling past the read record's windows per
+   file), what an agent paging through a file does: content every call;
    interleaved in rounds so machine noise hits all alike; median ms, ratios,
    and beside them each server's own CPU time per call (``/proc``; in-process:
    this process's, client included), which the load does not inflate. The SDK
@@ -40,6 +46,7 @@ import argparse
 import asyncio
 import contextlib
 import functools
+import itertools
 import os
 import re
 import secrets
@@ -74,6 +81,12 @@ WAIT_S = 30
 NODE = "node read_text_file"
 FAST = "MCP stdio: calls on the wire"
 FAST_HANDSHAKE = "  the same, handshake era"
+EXACT_ROW = "  the same, exact profile"
+WINDOWS_ROW = "  economy, a new window each call"
+# The new-window row's file and windows: more offsets than the read record keeps
+# windows of one file (MAX_WINDOWS_PER_FILE), so none is ever a re-read in context.
+PAGED_LINES = 200
+WINDOW_LINES = 40
 SDK_PATH = "MCP stdio: calls via the SDK"
 FLOOR = "SDK floor: constant text"
 
@@ -106,12 +119,12 @@ anyio.run(main)
 IN_PROCESS = "host.call in-process"
 
 
-def _serve_args(workspace: Path, data_dir: Path, *transport: str) -> list[str]:
+def _serve_args(workspace: Path, data_dir: Path, *options: str) -> list[str]:
     return [
         "-m",
         "toolbound",
         "serve",
-        *transport,
+        *options,
         "--workspace",
         str(workspace),
         "--data-dir",
@@ -192,18 +205,41 @@ def _cpu_ms(pid: int | None) -> float:
 
 
 def _stdio_server(
-    workspace: Path, data_dir: Path, src: str | None = None, *, calls: str = "wire"
+    workspace: Path,
+    data_dir: Path,
+    src: str | None = None,
+    *,
+    calls: str = "wire",
+    profile: str = "economy",
 ) -> StdioServerParameters:
-    """``toolbound serve --stdio`` with serve's defaults, from ``src`` when given;
-    ``calls`` "sdk": every tools/call through the SDK's server (``$TOOLBOUND_STDIO_CALLS``)."""
+    """``toolbound serve --stdio`` with serve's defaults but ``profile``, from ``src``
+    when given; ``calls`` "sdk": every tools/call through the SDK's server
+    (``$TOOLBOUND_STDIO_CALLS``)."""
     # The SDK hands the server a minimal environment; keep the import path.
     path = src or os.environ.get("PYTHONPATH")
     env = {"PYTHONPATH": path} if path else {}
     if calls == "sdk":
         env["TOOLBOUND_STDIO_CALLS"] = "sdk"
     return StdioServerParameters(
-        command=sys.executable, args=_serve_args(workspace, data_dir, "--stdio"), env=env or None
+        command=sys.executable,
+        args=_serve_args(workspace, data_dir, "--stdio", "--profile", profile),
+        env=env or None,
     )
+
+
+def _new_window_each_call(client: Client) -> Callable[[], Awaitable[object]]:
+    """A Read of the next ``WINDOW_LINES``-line window of paged.txt each call, its
+    offset cycling over every line a full window starts at."""
+    offsets = itertools.cycle(range(PAGED_LINES - WINDOW_LINES))
+
+    async def call() -> object:
+        args = {"path": "paged.txt", "offset": next(offsets), "limit": WINDOW_LINES}
+        result = await client.call_tool("Read", args)
+        assert not result.is_error, result
+        assert not (result.structured_content or {}).get("unchanged"), result
+        return result
+
+    return call
 
 
 _LOAD_AT_START = os.getloadavg()
@@ -214,6 +250,9 @@ async def main(rounds: int, before: str | None, http: bool) -> None:
         workspace, data_dir = Path(tmp) / "ws", Path(tmp) / "data"
         workspace.mkdir()
         (workspace / "small.txt").write_text("".join(f"line {i}: some text\n" for i in range(40)))
+        (workspace / "paged.txt").write_text(
+            "".join(f"line {i}: some text\n" for i in range(PAGED_LINES))
+        )
         async with ToolHost(workspace, data_dir, "bench-anchor") as host:
             args, what = await _pick_args(host)
 
@@ -230,6 +269,8 @@ async def main(rounds: int, before: str | None, http: bool) -> None:
                 servers = {
                     FAST: (_stdio_server(workspace, data_dir), "auto"),
                     FAST_HANDSHAKE: (_stdio_server(workspace, data_dir), "legacy"),
+                    EXACT_ROW: (_stdio_server(workspace, data_dir, profile="exact"), "legacy"),
+                    WINDOWS_ROW: (_stdio_server(workspace, data_dir), "legacy"),
                     SDK_PATH: (_stdio_server(workspace, data_dir, calls="sdk"), "auto"),
                 }
                 if before is not None:
@@ -243,6 +284,8 @@ async def main(rounds: int, before: str | None, http: bool) -> None:
                         Client(params, mode=mode, read_timeout_seconds=WAIT_S)
                     )
                     calls[label] = functools.partial(client.call_tool, "Read", args)
+                    if label == WINDOWS_ROW:
+                        calls[label] = _new_window_each_call(client)
                     (pids[label],) = _children() - known
                 floor = StdioServerParameters(
                     command=sys.executable, args=["-c", FLOOR_SERVER, small]

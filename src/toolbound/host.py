@@ -299,8 +299,7 @@ class ToolHost:
         busy.begin(call=True)
         try:
             result = await run_tool(call.tool, call.args, ctx)
-            # Kept before the result is out, so the session's next host knows this Read.
-            await self.session.save_read_record()
+            # The read record this call changed is written with its recording (recorder.keep).
             event = sink.result(result.to_wire())
         except BaseException as exc:
             # A bug, not a tool error: the consumer of the events gets the exception.

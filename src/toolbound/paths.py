@@ -278,7 +278,11 @@ class Roots:
                 raise path_error(err, path) from None
             parts = (*spot.parts, *spot.rest)
             real = base.joinpath(*parts)
-            return Located(Resolved(real, root, self.display(real, root), base, parts), spot)
+            if base is self.workspace and ".." not in parts:
+                shown = "/".join(parts) or "."  # what display() gives, without relpath's walk
+            else:
+                shown = self.display(real, root)
+            return Located(Resolved(real, root, shown, base, parts), spot)
         raise path_error(OSError(errno.ELOOP, os.strerror(errno.ELOOP), path), path)
 
     def _root_for(self, where: str, path: str) -> tuple[Root, Path, list[str]]:

@@ -9,7 +9,8 @@ and the gauge's estimate of the model's context from the session's
 transcript.
 
 Opening takes the live lock, opens the store (noting where the session runs)
-and its recorder, loads the read record, and sweeps stale and ended sessions'
+and its recorder, loads the read record (which the recorder then keeps: written
+with the calls that change it, ``CallRecorder.keep``), and sweeps stale and ended sessions'
 scratch dirs; closing closes the recorder and the store, ends the session when
 asked (marked ended, scratch dir removed), and lets go of the lock.
 
@@ -23,8 +24,7 @@ named here.
 
 Pieces:
     MAX_READERS   the most readers of one session whose read records are kept
-    HostSession   open(), close(); recorder, read_record, record_of(), save_read_record(),
-                  estimate_context()
+    HostSession   open(), close(); recorder, read_record, record_of(), estimate_context()
 """
 
 from __future__ import annotations
@@ -96,7 +96,6 @@ class HostSession:
         # The records of the readers that share this session (``record_of``),
         # least recently used first.
         self._readers: collections.OrderedDict[str, ReadRecord] = collections.OrderedDict()
-        self._saved_record = 0
         self._live = LiveLock(data_dir, session_id)
         self._store: SessionStore | None = None
         self.recorder: CallRecorder | None = None
@@ -155,8 +154,9 @@ class HostSession:
 
         failed = f"session {self.id} starts with no read record"
         self.read_record = self._use(saved, self.read_record, failed)
-        self._saved_record = self.read_record.version
         self._follow_checkpoints(self.read_record)
+        if self.recorder is not None:
+            self.recorder.keep(self.read_record)
 
     def _follow_checkpoints(self, record: ReadRecord) -> None:
         """``record`` asks this session for its checkpoints."""
@@ -191,20 +191,6 @@ class HostSession:
         else:
             self._readers.move_to_end(reader)
         return record
-
-    async def save_read_record(self) -> None:
-        """Keep the read record in the store once a call changed it."""
-        version = self.read_record.version
-        if self._store is None or version == self._saved_record:
-            return
-
-        def save(store: SessionStore) -> bool:
-            store.save_read_record(self.id, self.read_record.to_json())
-            return True
-
-        failed = f"the read record of {self.id} is not kept"
-        if await asyncio.to_thread(self._use, save, False, failed):
-            self._saved_record = version
 
     async def estimate_context(self) -> None:
         """Estimate what the context holds from the session's transcript, counting on

@@ -21,6 +21,8 @@ import pytest
 from PIL import Image
 
 from support import WAIT_S, alive, wait_for
+from toolbound import SessionStore
+from toolbound.edit.record import ReadRecord
 from toolbound.limits import ECONOMY
 from toolbound.serve import ServeOptions, stdio_parts
 from toolbound.stdio_pipes import pipe_streams
@@ -322,3 +324,29 @@ def _text(path: Path) -> str:
     except FileNotFoundError:
         return ""
     return text if text.endswith("\n") else ""
+
+
+def test_a_read_answered_on_the_wire_is_in_the_read_record_the_store_keeps(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "notes.txt").write_text("".join(f"note {i}\n" for i in range(30)))
+    wire = Wire(tmp_path, calls="wire")
+    try:
+        wire.open()
+        [answer] = wire.call(1, "Read", {"path": "notes.txt", "limit": 5})
+        assert json.loads(answer)["result"]["isError"] is False
+        assert wire.close() == []
+    finally:
+        wire.kill()
+    with SessionStore(tmp_path / ".data") as store:
+        [session] = store.list()
+        saved = store.read_record(session.id)
+    assert saved is not None
+    # What the session's next host loads: the window, still holding for Edit.
+    record = ReadRecord.from_json(saved)
+    data = (tmp_path / "notes.txt").read_bytes()
+    record.check(
+        (tmp_path / "notes.txt").resolve(), data, size=len(data), shown="notes.txt", tool="Edit"
+    )
+    [seen] = record.seen((tmp_path / "notes.txt").resolve())
+    assert (seen.offset, seen.line_count) == (0, 5)

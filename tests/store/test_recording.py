@@ -11,6 +11,7 @@ import psycopg
 import pytest
 
 from toolbound import DEFAULT_LIMITS, SessionStore, ToolHost, model_text
+from toolbound.listeners import answer_first
 from toolbound.store import CallRecorder, StoreUnavailable, is_url
 
 
@@ -232,3 +233,21 @@ def test_a_burst_of_calls_and_a_call_continued_later_are_stored_whole(
             {"type": "result", "toolCallId": "early", "seq": 1, "result": {"exitCode": 0}},
         ]
         assert len(store.session("s1").ledger()["calls"]) == 42
+
+
+async def test_the_read_record_goes_with_the_recording_to_the_sessions_next_host(
+    tmp_path: Path, location: str
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("one\n")
+    async with ToolHost(ws, tmp_path / "data", "s1", store=location) as host:
+        assert "error" not in await host.call("Read", {"path": "a.txt"})
+        with answer_first():  # as the stdio wire answers: recorded after the answer
+            assert "error" not in await host.call("Read", {"path": "a.txt", "offset": 1})
+    async with ToolHost(ws, tmp_path / "data", "s1", store=location) as host:
+        loaded = host.session.read_record.seen((ws / "a.txt").resolve())
+        edited = await host.call("Edit", {"path": "a.txt", "oldString": "one", "newString": "two"})
+    assert [(s.by, s.offset) for s in loaded] == [("Read", 0), ("Read", 1)]
+    assert "error" not in edited, edited
+    assert (ws / "a.txt").read_text() == "two\n"

@@ -312,6 +312,18 @@ async def test_a_nul_byte_in_the_first_4kb_is_refused(host: ToolHost, ws: Path) 
     )
 
 
+async def test_a_text_file_rewritten_as_binary_is_refused_on_its_next_read(
+    host: ToolHost, ws: Path
+) -> None:
+    (ws / "data.txt").write_bytes(b"plain text\n")
+    assert (await read(host, "data.txt"))["content"] == "plain text\n"
+    # Judged text once; the rewrite (same mtime second, say) is judged again.
+    stat = (ws / "data.txt").stat()
+    (ws / "data.txt").write_bytes(b"header\x00\x01\x02 rest")
+    os.utime(ws / "data.txt", ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert (await read(host, "data.txt"))["error"]["code"] == "TOOL_BINARY_CONTENT"
+
+
 async def test_mostly_unprintable_content_is_refused(host: ToolHost, ws: Path) -> None:
     (ws / "blob").write_bytes(bytes(range(1, 8)) * 100 + b"text" * 10)
     result = await read(host, "blob")

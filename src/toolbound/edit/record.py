@@ -54,6 +54,7 @@ import dataclasses
 import hashlib
 import json
 import mmap
+import operator
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -138,6 +139,12 @@ class Seen:
         return content_digest(data, self.start_byte, self.end_byte) == self.digest
 
 
+# Seen's fields, and a getter of all of them at once: an entry as saved in to_json
+# (dataclasses.asdict, which copies deeply, took 0.15 ms of a 40-line Read's record, cProfile).
+_SEEN_FIELDS = tuple(f.name for f in dataclasses.fields(Seen))
+_seen_values = operator.attrgetter(*_SEEN_FIELDS)
+
+
 @dataclass(slots=True)
 class _FileSeen:
     entries: list[Seen] = field(default_factory=list)
@@ -165,7 +172,10 @@ class ReadRecord:
         """The record as JSON (paths as strings; a non-UTF-8 name escaped, never lost)."""
         with self._lock:
             files = {
-                str(path): [dataclasses.asdict(seen) for seen in entry.entries]
+                str(path): [
+                    dict(zip(_SEEN_FIELDS, _seen_values(seen), strict=True))
+                    for seen in entry.entries
+                ]
                 for path, entry in self._files.items()
             }
             return json.dumps(

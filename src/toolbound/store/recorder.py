@@ -49,11 +49,27 @@ rows as one statement, the whole batch in one round trip
 (``store.postgres.write_calls``), instead of five round trips per call
 (measured, one process recording 1,000 calls: about 1.0 -> 0.6 ms of CPU a call).
 
+The session's read record (what it has Read, so the session's next host
+knows it: a restart's Edit relies on it) is kept by the recorder too
+(``keep``): every transaction the recorder writes, on the loop or in its
+thread, writes the record in it when it changed since last written, as
+``to_json`` gives it inside the transaction (so a later transaction always
+holds a later record), and ``close`` writes it once more if it changed after
+the last. A call that changed the record is so written with it, after its
+answer when the call answered first (the wire), and no call pays a thread hop
+and a transaction of its own for the record (a Read in the exact profile
+changes it every call; bench/mcp.py, quiet machine: its in-process exact Read
+0.74-0.91 -> 0.48 ms, and over stdio a new economy window each call, whose
+record holds 64 windows of the file, 2.8-3.0x -> 1.1x node's round trip).
+
 Pieces:
+    KeptRecord    what the recorder keeps for the session: a version and its JSON
+    save_read_record  one upsert of a session's read record, inside a transaction
     CallHandle    one call being recorded: event(), settled()
     StreamBudget  one stream's stored bytes and lines against the capture ceiling
     CallRecorder  the queue and its writer thread: start(), close(); the listener;
-                  checkpoint_count() for an economy Read on the loop (SQLite)
+                  checkpoint_count() for an economy Read on the loop (SQLite);
+                  keep() the read record, written with the calls
 """
 
 from __future__ import annotations
@@ -67,7 +83,7 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from toolbound import busy
 from toolbound.fit import NO_FIT, Fit
@@ -92,6 +108,28 @@ _to_strict_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 # After this many calls written on the loop's thread (whose connection never
 # checkpoints), the writer thread checkpoints the WAL, keeping it small.
 _CHECKPOINT_EVERY = 100
+
+
+class KeptRecord(Protocol):
+    """The session's read record as the recorder keeps it (``ReadRecord``)."""
+
+    # Bumped by every change: written again only when it moved.
+    version: int
+
+    def to_json(self) -> str:
+        """The record as saved (thread-safe)."""
+        ...
+
+
+def save_read_record(conn: Conn, session_id: str, record: str) -> None:
+    """Replace ``session_id``'s saved read record (``record``, its JSON) in the
+    transaction ``conn`` is in (the session must exist)."""
+    conn.execute(
+        "INSERT INTO read_records (session_id, record, updated_at) VALUES (?, ?, ?)"
+        " ON CONFLICT (session_id) DO UPDATE"
+        " SET record = excluded.record, updated_at = excluded.updated_at",
+        (session_id, record, time.time()),
+    )
 
 
 @dataclass(eq=False)
@@ -209,6 +247,10 @@ class CallRecorder(CallListener):
         # the timer that writes them (all at once) on the loop.
         self._deferred: list[_Op] = []
         self._deferred_timer: asyncio.TimerHandle | None = None
+        # The session's read record (``keep``) and the version last written (under
+        # _count_lock: the loop and the writer thread both write it).
+        self._kept: KeptRecord | None = None
+        self._kept_version = 0
         self._thread = threading.Thread(target=self._run, name="toolbound-recorder", daemon=True)
         self._thread.start()
 
@@ -303,9 +345,38 @@ class CallRecorder(CallListener):
             return None
         return int(row[0])
 
+    def keep(self, record: KeptRecord) -> None:
+        """Write ``record``, the session's read record as the store holds it now (its
+        version saved), with the calls: in every later transaction of this recorder
+        when it changed since, and on close."""
+        with self._count_lock:
+            self._kept, self._kept_version = record, record.version
+
+    def _kept_changed(self) -> bool:
+        record = self._kept
+        return record is not None and record.version != self._kept_version
+
+    def _write_kept(self, conn: Conn) -> int | None:
+        """Inside a write transaction: the kept record when it changed since last
+        written; the version written (to pass to ``_kept_written`` once committed), else None."""
+        record = self._kept
+        if record is None:
+            return None
+        version = record.version  # before its JSON: a change meanwhile is written later
+        if version == self._kept_version:
+            return None
+        save_read_record(conn, self.session_id, record.to_json())
+        return version
+
+    def _kept_written(self, version: int | None) -> None:
+        if version is not None:
+            with self._count_lock:
+                # Versions only rise; a slower writer's older one never goes back.
+                self._kept_version = max(self._kept_version, version)
+
     def close(self) -> None:
-        """Write everything queued and held, then stop the thread (blocking: call
-        it in a thread)."""
+        """Write everything queued and held (and the kept record, if it changed), then
+        stop the thread (blocking: call it in a thread)."""
         if not self._closed:
             if self._deferred_timer is not None:
                 self._deferred_timer.cancel()
@@ -373,6 +444,7 @@ class CallRecorder(CallListener):
             conn.execute(self.backend.begin_write)
             for op in ops:
                 self._apply(conn, op, inserted, {})
+            kept = self._write_kept(conn)
             conn.execute("COMMIT")
         except Exception:
             # Most likely the write lock is taken: the writer thread, which waits, writes it.
@@ -384,6 +456,7 @@ class CallRecorder(CallListener):
             for op in ops:
                 op[1].budgets.clear()
             return False
+        self._kept_written(kept)
         _settle(ops)
         before = self._written_here
         self._written_here += len(inserted)
@@ -417,7 +490,7 @@ class CallRecorder(CallListener):
                 writes = [op for op in ops if op[0] in ("call", "event")]
                 busy.begin()  # a small Read on the loop waits for this thread's GIL
                 try:
-                    self._write(conn, writes)
+                    self._write(conn, writes, final=closing)
                     with self._count_lock:
                         self._pending -= len(writes)
                     # After the writes, which need not wait for its sync of the disk
@@ -455,22 +528,26 @@ class CallRecorder(CallListener):
                 err,
             )
 
-    def _write(self, conn: Conn, ops: list[_Op]) -> None:
-        if ops and self.backend.kind == "postgresql":
-            self._write_grouped(conn, ops)
+    def _write(self, conn: Conn, ops: list[_Op], *, final: bool = False) -> None:
+        """One batch in one transaction, the kept record with it when it changed
+        (the ``final`` batch, on close, writes it even with no call's rows)."""
+        if self.backend.kind == "postgresql":
+            self._write_grouped(conn, ops, final=final)
             return
-        if ops:
+        if ops or (final and self._kept_changed()):
             inserted: list[CallHandle] = []
             try:
                 conn.execute(self.backend.begin_write)
                 touched: dict[str, int] = {}
                 for op in ops:
                     self._apply(conn, op, inserted, touched)
+                kept = self._write_kept(conn)
                 payloads = [
                     json.dumps({"session": self.session_id, "call": call_id, "seq": seq})
                     for call_id, seq in touched.items()
                 ]
                 self.backend.commit_notifying(conn, CHANNEL, payloads)
+                self._kept_written(kept)
             except Exception as err:
                 # Whatever went wrong, this thread must live on and settle the
                 # waiting calls: recording is never worth a hung tool call.
@@ -482,7 +559,7 @@ class CallRecorder(CallListener):
                 self._degrade(err)
         _settle(ops)
 
-    def _write_grouped(self, conn: Conn, ops: list[_Op]) -> None:
+    def _write_grouped(self, conn: Conn, ops: list[_Op], *, final: bool = False) -> None:
         """Write a batch as its calls' rows, one round trip (PostgreSQL: every
         statement is a round trip, five per call when written one by one)."""
         from toolbound.store.postgres import write_calls
@@ -497,6 +574,9 @@ class CallRecorder(CallListener):
                 for (handle, rows), row_id in zip(calls, ids, strict=True):
                     if rows.call is not None:
                         handle.row_id = row_id
+            if ops or final:
+                # Its own statement (autocommit) after the calls' (this thread is the one writer).
+                self._kept_written(self._write_kept(conn))
         except Exception as err:
             # As _write: the batch is lost, the thread lives on, the calls settle.
             self._degrade(err)

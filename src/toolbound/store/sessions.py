@@ -41,7 +41,7 @@ from toolbound.scratch import Scratch, SessionIdError, check_session_id
 from toolbound.store.backend import SqliteBackend, open_backend
 from toolbound.store.conn import STORE_ENV, Backend, Conn
 from toolbound.store.errors import StoreUnavailable
-from toolbound.store.recorder import CallRecorder
+from toolbound.store.recorder import CallRecorder, save_read_record
 from toolbound.store.replay import read_dropped, read_events, read_tool_calls
 from toolbound.store.summaries import (
     SessionSummary,
@@ -321,12 +321,7 @@ class SessionStore:
     def save_read_record(self, session_id: str, record: str) -> None:
         """Replace the session's saved read record (the session must exist)."""
         with self._write() as conn:
-            conn.execute(
-                "INSERT INTO read_records (session_id, record, updated_at) VALUES (?, ?, ?)"
-                " ON CONFLICT (session_id) DO UPDATE"
-                " SET record = excluded.record, updated_at = excluded.updated_at",
-                (session_id, record, time.time()),
-            )
+            save_read_record(conn, session_id, record)
 
     def prune(
         self, *, ended_before: float | datetime | timedelta, transcripts: bool = False
