@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -159,8 +160,17 @@ class HostSession:
             self.recorder.keep(self.read_record)
 
     def _follow_checkpoints(self, record: ReadRecord) -> None:
-        """``record`` asks this session for its checkpoints."""
-        record.checkpoint_count = self._checkpoint_count
+        """``record`` asks this session for its checkpoints, through a weak reference:
+        the recorder keeps the record (``CallRecorder.keep``) and its writer thread
+        lives until it is closed, so a host dropped unclosed would otherwise keep
+        its session, scratch dir and sandbox spare alive."""
+        session = weakref.ref(self)
+
+        def count() -> int | None:
+            live = session()
+            return None if live is None else live._checkpoint_count()
+
+        record.checkpoint_count = count
         record.counts_on_loop = self.recorder is not None and self.recorder.counts_on_loop
 
     def _checkpoint_count(self) -> int | None:
