@@ -77,7 +77,8 @@ def namespace(shell: SandboxedShell) -> str:
 def plant(shell: SandboxedShell) -> None:
     """Leave a file in a spare's private /tmp (reached through its keeper's root):
     a command that ran in that spare would list it."""
-    Path(f"/proc/{shell.keeper_pid}/root/tmp/planted-in-the-spare").write_text("x")
+    keeper_root = Path("/proc", str(shell.keeper_pid), "root")
+    (keeper_root / "tmp" / "planted-in-the-spare").write_text("x")
 
 
 def sandbox_pids(shell: SandboxedShell) -> list[int]:
