@@ -19,6 +19,7 @@ import psycopg
 import pytest
 
 from toolbound import SessionStore, ToolHost, estimate_tokens
+from toolbound.fit import Fit
 from toolbound.limits import PROFILE_NAMES
 from toolbound.listeners import CallStart
 from toolbound.model_text import model_text
@@ -194,6 +195,31 @@ async def test_a_reread_answered_unchanged_counts_as_avoided(
     }
     assert ledger["calls"][0]["rereadAvoided"] is False
     assert (ledger["tools"]["Read"]["rereadsAvoided"], ledger["total"]["rereadsAvoided"]) == (1, 1)
+
+
+async def test_a_call_cut_to_its_clients_cap_keeps_the_client_and_the_cap_on_both_backends(
+    tmp_path: Path,
+    location: str,
+    open_store: Callable[..., SessionStore],
+    raw: Callable[[str], list[tuple[Any, ...]]],
+) -> None:
+    """The ledger names the client a result went to and the cap its text was kept
+    within, and measures the text as cut for that cap, whichever engine records it."""
+    fit = Fit("codex-mcp-client 0.169.0", 11_500, None)
+    async with ToolHost(
+        workspace=workspace(tmp_path), data_dir=host_data(tmp_path), session_id="s1", store=location
+    ) as host:
+        events = [e async for e in host.stream("Bash", {"command": "seq 1 300000"}, fit=fit)]
+    text = events[-1]["text"]
+    assert 0 < len(text.encode()) <= 11_500
+    with open_store() as store:
+        (call,) = without_times(store.session("s1").ledger())["calls"]
+    assert raw("SELECT client, fit_bytes, fit_lines FROM tool_calls") == [
+        ("codex-mcp-client 0.169.0", 11_500, None)
+    ]
+    assert (call["client"], call["fitBytes"]) == ("codex-mcp-client 0.169.0", 11_500)
+    assert call["modelBytes"] == len(text.encode())
+    assert call["modelTokens"] == estimate_tokens(text)
 
 
 def test_an_empty_session_has_an_empty_ledger(store: SessionStore) -> None:

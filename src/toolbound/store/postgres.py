@@ -185,8 +185,8 @@ d AS (
 SELECT c.id, pg_notify(%s, %s)::text FROM c
 """
 _NEW_CALL = _CALL_ROWS.format(
-    call="INSERT INTO tool_calls (session_id, tool_call_id, tool, args, started_at, profile)"
-    " VALUES (%s, %s, %s, %s, %s, %s) RETURNING id"
+    call="INSERT INTO tool_calls (session_id, tool_call_id, tool, args, started_at, profile,"
+    " client, fit_bytes, fit_lines) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
 )
 _KNOWN_CALL = _CALL_ROWS.format(call="SELECT %s::bigint AS id")
 

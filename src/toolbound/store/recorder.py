@@ -587,7 +587,11 @@ class CallRecorder(CallListener):
         handle: CallHandle = op[1]
         if op[0] == "call":
             _, _, args, at = op
-            call = (self.session_id, handle.tool_call_id, handle.tool, args, at, handle.profile)
+            fit = handle.fit
+            call = (
+                *(self.session_id, handle.tool_call_id, handle.tool, args, at, handle.profile),
+                *(fit.client, fit.max_bytes, fit.max_lines),
+            )
             groups[handle] = CallRows(None, call, _payload(self.session_id, handle, -1))
             return
         _, _, event, at = op
@@ -619,7 +623,7 @@ class CallRecorder(CallListener):
                 result = event["result"]
                 text = event.get("text")
                 if not isinstance(text, str):
-                    text = model_text(handle.tool, result)
+                    text = model_text(handle.tool, result, fit=handle.fit)
                 rows.ledger = measure(handle.tool, result, text).row()
             rows.drops = [
                 (s, b.dropped_chunks, b.dropped_bytes)
