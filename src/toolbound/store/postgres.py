@@ -23,6 +23,8 @@ Pieces:
     CHANNEL           the NOTIFY channel of recorded tool events (store.conn)
     PgConn            a psycopg connection with the store's ``?`` placeholders
     PostgresBackend   connect(), the dialect, describe()
+    CALL_ROWS_NEW, CALL_ROWS_KNOWN, call_rows_params
+                      one call's rows as one statement, and its parameters
     write_calls       a recorder's batch of calls' rows, in one round trip
     listen            a connection LISTENing on CHANNEL, for a web view
 """
@@ -42,7 +44,16 @@ from toolbound.store.conn import CHANNEL, CallRows, Conflict, Conn, Cursor
 from toolbound.store.errors import StoreUnavailable
 from toolbound.store.schema import migrate
 
-__all__ = ["CHANNEL", "PgConn", "PostgresBackend", "listen", "write_calls"]
+__all__ = [
+    "CALL_ROWS_KNOWN",
+    "CALL_ROWS_NEW",
+    "CHANNEL",
+    "PgConn",
+    "PostgresBackend",
+    "call_rows_params",
+    "listen",
+    "write_calls",
+]
 
 
 def _placeholders(sql: str) -> str:
@@ -184,16 +195,18 @@ d AS (
 )
 SELECT c.id, pg_notify(%s, %s)::text FROM c
 """
-_NEW_CALL = _CALL_ROWS.format(
+CALL_ROWS_NEW = _CALL_ROWS.format(
     call="INSERT INTO tool_calls (session_id, tool_call_id, tool, args, started_at, profile,"
     " client, fit_bytes, fit_lines) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
 )
-_KNOWN_CALL = _CALL_ROWS.format(call="SELECT %s::bigint AS id")
+CALL_ROWS_KNOWN = _CALL_ROWS.format(call="SELECT %s::bigint AS id")
 
 _to_json = json.JSONEncoder(ensure_ascii=False).encode
 
 
-def _execute_call(raw: psycopg.Connection[Any], rows: CallRows, channel: str) -> Any:
+def call_rows_params(rows: CallRows, channel: str) -> tuple[Any, ...]:
+    """The parameters of ``rows``' statement: CALL_ROWS_NEW's when its call is new
+    (``rows.call``), else CALL_ROWS_KNOWN's."""
     events = _to_json(
         [
             {"seq": q, "type": t, "stream": s, "data": d, "result": r, "created_at": at}
@@ -204,8 +217,13 @@ def _execute_call(raw: psycopg.Connection[Any], rows: CallRows, channel: str) ->
     drops = _to_json([{"stream": s, "chunks": c, "bytes": b} for s, c, b in rows.drops])
     tail = (events, ledger, drops, channel, rows.payload)
     if rows.call is not None:
-        return raw.execute(_NEW_CALL, (*rows.call, *tail), prepare=True)
-    return raw.execute(_KNOWN_CALL, (rows.call_id, *tail), prepare=True)
+        return (*rows.call, *tail)
+    return (rows.call_id, *tail)
+
+
+def _execute_call(raw: psycopg.Connection[Any], rows: CallRows, channel: str) -> Any:
+    query = CALL_ROWS_NEW if rows.call is not None else CALL_ROWS_KNOWN
+    return raw.execute(query, call_rows_params(rows, channel), prepare=True)
 
 
 def write_calls(conn: Conn, channel: str, calls: Sequence[CallRows]) -> list[int]:

@@ -1,0 +1,158 @@
+"""Recording into PostgreSQL from the event loop: a short call's rows are sent from
+the loop on a connection of their own, and whatever goes wrong there costs the
+record of that call only, never a hang, and later calls are recorded still."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from pathlib import Path
+
+import psycopg
+import pytest
+
+import pgserver
+from toolbound import SessionStore, ToolHost
+from toolbound.listeners import CallStart, answer_first
+from toolbound.results import ResultEvent
+from toolbound.store.recorder import _LOOP_WRITES_WAIT_S
+
+HANG_S = 30
+CLOSE_S = _LOOP_WRITES_WAIT_S / 3
+
+
+def _connections(server: pgserver.PgServer) -> int:
+    """The server's client connections, this query's own left out."""
+    with psycopg.connect(server.url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def _call_ids(url: str, tmp_path: Path, session_id: str = "s1") -> list[str]:
+    with SessionStore(url, scratch_dir=tmp_path / "data") as store:
+        return [c["toolCallId"] for c in store.tool_calls(session_id)]
+
+
+async def test_short_calls_need_no_thread_connection_and_a_running_call_opens_it(
+    tmp_path: Path, pg: pgserver.PgServer
+) -> None:
+    """Short calls are sent from the loop; the writer thread's connection is opened
+    by the first call still running past the hold, and closed with the host."""
+    url = pg.new_url()
+    before = _connections(pg)
+    async with ToolHost(
+        workspace=tmp_path, data_dir=tmp_path / "data", session_id="s1", store=url
+    ) as host:
+        with_host = _connections(pg)
+        for n in range(20):
+            await host.call("Glob", {"pattern": "*"}, tool_call_id=f"c{n}")
+        assert _connections(pg) == with_host
+        await host.call("Bash", {"command": "sleep 0.2"}, tool_call_id="running")
+        assert _connections(pg) == with_host + 1
+    assert _connections(pg) == before
+    assert _call_ids(url, tmp_path) == [*(f"c{n}" for n in range(20)), "running"]
+
+
+async def test_short_and_running_calls_keep_their_start_order_on_both_paths(
+    tmp_path: Path, pg: pgserver.PgServer
+) -> None:
+    """A running call's rows go through the writer thread, the short ones beside it
+    from the loop; the calls stay in the order they started."""
+    url = pg.new_url()
+    async with ToolHost(
+        workspace=tmp_path, data_dir=tmp_path / "data", session_id="s1", store=url
+    ) as host:
+        await host.call("Glob", {"pattern": "*"}, tool_call_id="first")
+        running = asyncio.create_task(
+            host.call("Bash", {"command": "sleep 0.3; echo done"}, tool_call_id="running")
+        )
+        await asyncio.sleep(0.1)  # past the hold: its start goes to the thread
+        await host.call("Glob", {"pattern": "*"}, tool_call_id="beside")
+        result = await asyncio.wait_for(running, HANG_S)
+        await host.call("Glob", {"pattern": "*"}, tool_call_id="last")
+    assert result["stdout"] == "done\n"
+    assert _call_ids(url, tmp_path) == ["first", "running", "beside", "last"]
+
+
+async def test_a_dropped_connection_costs_the_calls_sent_on_it_and_later_calls_are_recorded(
+    tmp_path: Path, pg: pgserver.PgServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    url = pg.new_url()
+    async with ToolHost(
+        workspace=tmp_path, data_dir=tmp_path / "data", session_id="s1", store=url
+    ) as host:
+        await host.call("Glob", {"pattern": "*"}, tool_call_id="before")
+        with psycopg.connect(pg.url, autocommit=True) as admin:
+            # Every connection of this store's clients, as a server restart would.
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE application_name = 'toolbound'"
+            )
+        with caplog.at_level(logging.WARNING, logger="toolbound.store.recorder"):
+            results = [
+                await asyncio.wait_for(
+                    host.call("Glob", {"pattern": "*"}, tool_call_id=f"after{n}"), HANG_S
+                )
+                for n in range(3)
+            ]
+    assert all("error" not in r for r in results)
+    lost = [r for r in caplog.records if "could not be recorded" in r.getMessage()]
+    assert len(lost) <= 1, "a loss is logged once"
+    stored = _call_ids(url, tmp_path)
+    assert stored[0] == "before"
+    # The first call after the drop may be lost with its connection; the later ones are not.
+    assert stored[-2:] == ["after1", "after2"]
+
+
+def test_a_write_sent_as_its_loop_ends_is_finished_by_close(
+    tmp_path: Path, pg: pgserver.PgServer
+) -> None:
+    """A call answered first is written by a timer on the loop; a loop that ends right
+    after sending it leaves the answer to ``close``, which waits for it here."""
+    url = pg.new_url()
+    with SessionStore(url, scratch_dir=tmp_path / "data") as store:
+        recorder = store.recorder("s1")
+
+        async def record() -> None:
+            call = CallStart("s1", "c1", "Glob", {"pattern": "*"})
+            with answer_first():
+                recorder.call_started(call)
+                result = {"filenames": [], "numFiles": 0, "truncated": False}
+                recorder.call_event(call, ResultEvent.of("Glob", "c1", 0, result))
+                await recorder.settle(call)
+            recorder.call_ended(call, None)
+            recorder._write_deferred()  # the timer's write, sent now; the loop then ends
+
+        asyncio.run(record())
+        closing = threading.Thread(target=recorder.close)
+        closing.start()
+        # Well before the writer thread would give up waiting for the loop's answer.
+        closing.join(CLOSE_S)
+        assert not closing.is_alive(), "close waits for the loop's write itself"
+        assert [c["toolCallId"] for c in store.tool_calls("s1")] == ["c1"]
+
+
+def test_one_recorder_records_from_one_loop_and_then_another(
+    tmp_path: Path, pg: pgserver.PgServer
+) -> None:
+    url = pg.new_url()
+    with SessionStore(url, scratch_dir=tmp_path / "data") as store:
+        recorder = store.recorder("s1")
+
+        async def record(call_id: str) -> None:
+            call = CallStart("s1", call_id, "Glob", {"pattern": "*"})
+            recorder.call_started(call)
+            result = {"filenames": [], "numFiles": 0, "truncated": False}
+            recorder.call_event(call, ResultEvent.of("Glob", call_id, 0, result))
+            await asyncio.wait_for(recorder.settle(call), HANG_S)
+            recorder.call_ended(call, None)
+
+        asyncio.run(record("first"))
+        asyncio.run(record("second"))
+        recorder.close()
+        assert [c["toolCallId"] for c in store.tool_calls("s1")] == ["first", "second"]
