@@ -77,13 +77,18 @@ def _numbered(query: str) -> bytes:
     return (first + "".join(f"${i}{part}" for i, part in enumerate(rest, 1))).encode()
 
 
-def _text(value: object) -> bytes | None:
-    """A parameter in PostgreSQL's text format (floats whole: ``repr`` round-trips)."""
-    if value is None:
-        return None
-    if isinstance(value, float):
-        return repr(value).encode()
-    return str(value).encode()
+def _text(values: Sequence[object]) -> list[bytes | None]:
+    """Parameters in PostgreSQL's text format (floats whole: ``repr`` round-trips)."""
+    return [
+        None
+        if v is None
+        else v.encode()
+        if type(v) is str
+        else repr(v).encode()
+        if type(v) is float
+        else str(v).encode()
+        for v in values
+    ]
 
 
 @dataclass
@@ -168,10 +173,10 @@ class LoopWriter:
         or the connection is broken; call ``usable_on`` first."""
         statements: list[tuple[bytes, list[bytes | None]]] = []
         for rows in calls:
-            params = [_text(v) for v in call_rows_params(rows, channel)]
+            params = _text(call_rows_params(rows, channel))
             statements.append((_NEW if rows.call is not None else _KNOWN, params))
         if record is not None:
-            statements.append((_RECORD, [_text(v) for v in record]))
+            statements.append((_RECORD, _text(record)))
         pg = self._pg
         try:
             for name, params in statements:

@@ -213,8 +213,16 @@ def call_rows_params(rows: CallRows, channel: str) -> tuple[Any, ...]:
             for q, t, s, d, r, at in rows.events
         ]
     )
-    ledger = _to_json([] if rows.ledger is None else [dict(zip("tbesr", rows.ledger, strict=True))])
-    drops = _to_json([{"stream": s, "chunks": c, "bytes": b} for s, c, b in rows.drops])
+    # Integers only: written as JSON without the encoder.
+    ledger = "[]"
+    if rows.ledger is not None:
+        t, b, e, s, r = rows.ledger
+        ledger = f'[{{"t":{t},"b":{b},"e":{e},"s":{s},"r":{r}}}]'
+    drops = (
+        _to_json([{"stream": s, "chunks": c, "bytes": b} for s, c, b in rows.drops])
+        if rows.drops
+        else "[]"
+    )
     tail = (events, ledger, drops, channel, rows.payload)
     if rows.call is not None:
         return (*rows.call, *tail)

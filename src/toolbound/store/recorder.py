@@ -572,7 +572,8 @@ class CallRecorder(CallListener):
                 _settle(ops)
                 with self._count_lock:
                     self._owed -= 1
-                    self._owed_done.notify_all()
+                    if not self._owed:  # what the writer thread waits for
+                        self._owed_done.notify_all()
                 if not written.done() and not written.get_loop().is_closed():
                     written.set_result(None)
 

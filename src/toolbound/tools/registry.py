@@ -27,10 +27,11 @@ Pieces:
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
+from types import MappingProxyType, ModuleType
 from typing import Any, Protocol, cast
 
 from toolbound.arguments import Args, Limited, parse_args
@@ -99,13 +100,21 @@ class ToolSpec:
 
     def runner(self) -> Runner:
         """The tool's ``run``, its module imported on first use."""
-        return cast(Runner, importlib.import_module(self.module).run)
+        return cast(Runner, _module(self.module).run)
 
 
+@functools.cache
+def _module(name: str) -> ModuleType:
+    """A tool's module, imported on first use (once: every call asks, and
+    ``import_module`` of a loaded module still costs about 1 us a time)."""
+    return importlib.import_module(name)
+
+
+@functools.cache
 def _model(ref: str) -> type:
     """The class a "module:Name" reference names, its module imported if need be."""
     module, _, name = ref.partition(":")
-    return cast(type, getattr(importlib.import_module(module), name))
+    return cast(type, getattr(_module(module), name))
 
 
 def _search_budget(limits: Limits) -> str:
