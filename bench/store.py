@@ -22,7 +22,9 @@ durability of SQLite's synchronous=NORMAL in WAL mode):
   without a store.
 
 Run: ``.venv/bin/python bench/store.py`` (``--quick`` for a tenth of the sizes,
-``--concurrent-only`` for the 8 processes alone).
+``--concurrent-only`` for the 8 processes alone, ``--procs=N`` for N of them).
+With the rates it prints the CPU each call took while they ran: the recording
+processes' own, and on PostgreSQL the database's processes'.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ CONCURRENT_ONLY = "--concurrent-only" in sys.argv
 N_MESSAGES = 10_000 if QUICK else 100_000
 N_CHUNKS = 20_000
 N_CALLS = 300
-N_PROCS = 8
+N_PROCS = next((int(a.split("=", 1)[1]) for a in sys.argv if a.startswith("--procs=")), 8)
 CALLS_PER_PROC = 100 if QUICK else 1_000
 ROUNDS = 10
 CONCURRENT_ROUNDS = 3
@@ -254,10 +256,10 @@ async def api():
     async with ToolHost(workspace, data_dir=data_dir, session_id=name, store=location) as host:
         print("ready", flush=True)
         sys.stdin.readline()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for i in range(count):
             await host.call("Glob", {"limit": 0}, tool_call_id=f"{name}-{i}")
-        return time.perf_counter() - t0
+        done(time.perf_counter() - t0, time.process_time() - c0)
 
 def raw():
     sys.path.insert(0, sys.argv[7])
@@ -269,7 +271,7 @@ def raw():
     result = json.dumps({"error": {"code": "TOOL_INVALID_ARGUMENT", "message": "x" * 120}})
     print("ready", flush=True)
     sys.stdin.readline()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for i in range(count):
         now = time.time()
         (call_id,) = db.transaction_returning(
@@ -280,12 +282,35 @@ def raw():
             " VALUES (?, 0, 'result', NULL, NULL, ?, ?)",
             (result, now),
         )
+    done(time.perf_counter() - t0, time.process_time() - c0)
     db.close()
-    return time.perf_counter() - t0
 
-elapsed = asyncio.run(api()) if mode == "api" else raw()
-print(elapsed, flush=True)
+def done(elapsed, cpu):
+    # The time and this process's CPU; the connections stay open until told, so the
+    # database's processes can be measured first.
+    print(elapsed, cpu, flush=True)
+    sys.stdin.readline()
+
+asyncio.run(api()) if mode == "api" else raw()
 """
+
+
+def database_cpu_s() -> float:
+    """The CPU time of every PostgreSQL process now (its backends live while
+    their clients are connected)."""
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        if name.startswith(("postgres", "postmaster")):
+            fields = stat[stat.rindex(")") + 2 :].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def bench_concurrent(location: str, base: Path, mode: str) -> dict[str, float]:
@@ -319,13 +344,19 @@ def bench_concurrent(location: str, base: Path, mode: str) -> dict[str, float]:
             line = p.stdout.readline()
             if line != "ready\n":
                 raise RuntimeError(f"a recorder did not start: {line!r}")
+        db0 = database_cpu_s()
         t0 = time.perf_counter()
         for p in procs:
             assert p.stdin is not None
             p.stdin.write("go\n")
             p.stdin.flush()
-        outs = [p.communicate(timeout=600)[0] for p in procs]
+        outs = [p.stdout.readline() for p in procs if p.stdout is not None]
+        if not all(outs):
+            raise RuntimeError("a recorder failed before its figures")
         wall_s = time.perf_counter() - t0
+        db_s = database_cpu_s() - db0
+        for p in procs:
+            p.communicate("bye\n", timeout=600)
     finally:
         for p in procs:
             if p.poll() is None:
@@ -346,7 +377,10 @@ def bench_concurrent(location: str, base: Path, mode: str) -> dict[str, float]:
     return {
         "calls_per_s": expected / wall_s,
         "lost": (expected - calls) + (expected - events),
-        "slowest_s": max(float(out.split()[-1]) for out in outs),
+        "slowest_s": max(float(out.split()[0]) for out in outs),
+        # CPU per call while the calls ran: the recording processes', the database's.
+        "client_ms": sum(float(out.split()[1]) for out in outs) / expected * 1e3,
+        "db_ms": db_s / expected * 1e3,
     }
 
 
@@ -444,6 +478,16 @@ def concurrent_rows(name: str, api: dict[str, float], raw: dict[str, float]) -> 
             f"{raw['lost']} rows lost of {2 * k}",
         ),
         (f"{name}: ratio ToolHost / raw rate", f"{ratio:.2f}x", goal),
+        *(
+            (
+                f"{name}: CPU per call, {who}",
+                f"{run['client_ms'] + run['db_ms']:.3f} ms",
+                f"processes {run['client_ms']:.3f} + database {run['db_ms']:.3f}"
+                if name == "postgresql"
+                else f"processes {run['client_ms']:.3f}",
+            )
+            for who, run in (("ToolHost", api), ("raw inserts", raw))
+        ),
     ]
 
 
