@@ -13,24 +13,31 @@ import psycopg
 import pytest
 
 import pgserver
+from support import wait_for_async
 from toolbound import SessionStore, ToolHost
 from toolbound.listeners import CallStart, answer_first
 from toolbound.results import ResultEvent
+from toolbound.store.pg_loop import APPLICATION_NAME, THREAD_APPLICATION_NAME
 from toolbound.store.recorder import _LOOP_WRITES_WAIT_S
 
 HANG_S = 30
 CLOSE_S = _LOOP_WRITES_WAIT_S / 3
 
 
-def _connections(server: pgserver.PgServer) -> int:
-    """The server's client connections, this query's own left out."""
+def _connections(server: pgserver.PgServer, name: str | None = None) -> int:
+    """The server's client connections (named ``name``), this query's own left out."""
     with psycopg.connect(server.url, autocommit=True) as conn:
         row = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity"
-            " WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
+            "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'"
+            " AND pid <> pg_backend_pid() AND application_name = coalesce(%s, application_name)",
+            (name,),
         ).fetchone()
     assert row is not None
     return int(row[0])
+
+
+def _thread_connections(server: pgserver.PgServer) -> int:
+    return _connections(server, THREAD_APPLICATION_NAME)
 
 
 def _call_ids(url: str, tmp_path: Path, session_id: str = "s1") -> list[str]:
@@ -38,24 +45,37 @@ def _call_ids(url: str, tmp_path: Path, session_id: str = "s1") -> list[str]:
         return [c["toolCallId"] for c in store.tool_calls(session_id)]
 
 
-async def test_short_calls_need_no_thread_connection_and_a_running_call_opens_it(
+async def test_the_writer_thread_holds_a_connection_only_while_a_call_runs_past_the_hold(
     tmp_path: Path, pg: pgserver.PgServer
 ) -> None:
-    """Short calls are sent from the loop; the writer thread's connection is opened
-    by the first call still running past the hold, and closed with the host."""
+    """Short calls are sent from the loop's connection; the writer thread's is opened
+    by a call still running past the hold, and closed once the thread is idle."""
     url = pg.new_url()
     before = _connections(pg)
     async with ToolHost(
         workspace=tmp_path, data_dir=tmp_path / "data", session_id="s1", store=url
     ) as host:
-        with_host = _connections(pg)
+        assert _connections(pg, APPLICATION_NAME) == 1
         for n in range(20):
             await host.call("Glob", {"pattern": "*"}, tool_call_id=f"c{n}")
-        assert _connections(pg) == with_host
-        await host.call("Bash", {"command": "sleep 0.2"}, tool_call_id="running")
-        assert _connections(pg) == with_host + 1
+        # (A call slower than the hold on a loaded machine goes to the thread too.)
+        await wait_for_async(lambda: _thread_connections(pg) == 0, "no thread connection")
+        gate = tmp_path / "go"
+        running = asyncio.create_task(
+            host.call(
+                "Bash",
+                {"command": f"echo started; while [ ! -e {gate.name} ]; do sleep 0.01; done"},
+                tool_call_id="running",
+            )
+        )
+        # Its start and chunks go to the thread, which connects to write them.
+        await wait_for_async(lambda: _thread_connections(pg) == 1, "the thread's connection")
+        gate.touch()
+        await asyncio.wait_for(running, HANG_S)
+        await wait_for_async(lambda: _thread_connections(pg) == 0, "the idle thread's close")
+        await host.call("Glob", {"pattern": "*"}, tool_call_id="after")
     assert _connections(pg) == before
-    assert _call_ids(url, tmp_path) == [*(f"c{n}" for n in range(20)), "running"]
+    assert _call_ids(url, tmp_path) == [*(f"c{n}" for n in range(20)), "running", "after"]
 
 
 async def test_short_and_running_calls_keep_their_start_order_on_both_paths(
@@ -79,34 +99,53 @@ async def test_short_and_running_calls_keep_their_start_order_on_both_paths(
     assert _call_ids(url, tmp_path) == ["first", "running", "beside", "last"]
 
 
-async def test_a_dropped_connection_costs_the_calls_sent_on_it_and_later_calls_are_recorded(
+async def test_lost_connections_cost_the_writes_on_them_and_later_ones_are_recorded(
     tmp_path: Path, pg: pgserver.PgServer, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Both recorder connections are cut (a restarted server) while a call runs: the
+    first write on each is lost, then the thread connects again and records the rest,
+    the running call's result included."""
     url = pg.new_url()
+    gate = tmp_path / "go"
+    ticking = f"while [ ! -e {gate.name} ]; do echo tick; sleep 0.1; done; echo done"
     async with ToolHost(
         workspace=tmp_path, data_dir=tmp_path / "data", session_id="s1", store=url
     ) as host:
         await host.call("Glob", {"pattern": "*"}, tool_call_id="before")
-        with psycopg.connect(pg.url, autocommit=True) as admin:
-            # Every connection of this store's clients, as a server restart would.
-            admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                " WHERE application_name = 'toolbound'"
-            )
+        running = asyncio.create_task(
+            host.call("Bash", {"command": ticking}, tool_call_id="running")
+        )
+        # Ticking, it keeps the thread writing, and so connected.
+        await wait_for_async(lambda: _thread_connections(pg) == 1, "the thread's connection")
         with caplog.at_level(logging.WARNING, logger="toolbound.store.recorder"):
+            with psycopg.connect(pg.url, autocommit=True) as admin:
+                admin.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    " WHERE application_name LIKE 'toolbound%'"
+                )
             results = [
                 await asyncio.wait_for(
                     host.call("Glob", {"pattern": "*"}, tool_call_id=f"after{n}"), HANG_S
                 )
                 for n in range(3)
             ]
+            gate.touch()
+            ran = await asyncio.wait_for(running, HANG_S)
+    assert ran["stdout"].endswith("done\n")
     assert all("error" not in r for r in results)
     lost = [r for r in caplog.records if "could not be recorded" in r.getMessage()]
     assert len(lost) <= 1, "a loss is logged once"
-    stored = _call_ids(url, tmp_path)
-    assert stored[0] == "before"
-    # The first call after the drop may be lost with its connection; the later ones are not.
-    assert stored[-2:] == ["after1", "after2"]
+    with SessionStore(url, scratch_dir=tmp_path / "data") as store:
+        stored = [c["toolCallId"] for c in store.tool_calls("s1")]
+        final = store.events("running", session_id="s1")[-1]
+    assert stored[:2] == ["before", "running"]
+    # The first write on each cut connection is lost with it (the loop's, the thread's:
+    # after0, and after1 unless one of the running call's ticks took the thread's loss);
+    # by then both found out, and what follows is recorded.
+    assert stored[-1] == "after2"
+    assert set(stored[2:]) <= {"after0", "after1", "after2"}
+    assert final["type"] == "result"
+    assert final["result"] == ran
 
 
 def test_a_write_sent_as_its_loop_ends_is_finished_by_close(

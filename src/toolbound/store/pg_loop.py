@@ -29,6 +29,7 @@ loop will ever run again (a host closed after its loop ended), ``finish``
 waits for the owed answers in the calling thread.
 
 Pieces:
+    APPLICATION_NAME, THREAD_APPLICATION_NAME  the recorder's connections, as the server lists them
     Done          the callback of one write: its calls' row ids, or the error
     LoopWriter    open(backend); usable_on(loop); send(); owed; finish(); close();
                   bound_loop(), loop_elsewhere()
@@ -56,7 +57,12 @@ from toolbound.store.postgres import (
     call_rows_params,
 )
 
-__all__ = ["Done", "LoopWriter"]
+__all__ = ["APPLICATION_NAME", "THREAD_APPLICATION_NAME", "Done", "LoopWriter"]
+
+# How a recorder's connections name themselves to the server: the loop's, and
+# its writer thread's (open only while it has calls to write).
+APPLICATION_NAME = "toolbound-recorder"
+THREAD_APPLICATION_NAME = "toolbound-recorder-thread"
 
 # One write's outcome: its calls' row ids in order (None when lost), and why it was lost.
 Done = Callable[[list[int] | None, str | None], None]
@@ -118,7 +124,7 @@ class LoopWriter:
     @classmethod
     def open(cls, backend: PostgresBackend) -> LoopWriter:
         """Connect (blocking), prepare the statements, and enter pipeline mode."""
-        conn = backend.connect()
+        conn = backend.connect_as(APPLICATION_NAME)
         assert isinstance(conn, PgConn)
         pg = conn.raw.pgconn
         try:

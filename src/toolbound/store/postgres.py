@@ -83,6 +83,11 @@ class PgConn:
     def in_transaction(self) -> bool:
         return self.raw.info.transaction_status != pq.TransactionStatus.IDLE
 
+    @property
+    def broken(self) -> bool:
+        """Whether the connection was lost (a new one is needed)."""
+        return self.raw.broken
+
     def close(self) -> None:
         self.raw.close()
 
@@ -110,19 +115,23 @@ class PostgresBackend:
         self.url = url
         self.busy_timeout_s = busy_timeout_s
 
-    def _open(self) -> psycopg.Connection[Any]:
+    def _open(self, application_name: str) -> psycopg.Connection[Any]:
         try:
             return psycopg.connect(
                 self.url,
                 autocommit=True,
                 connect_timeout=max(1, round(self.busy_timeout_s)),
-                application_name="toolbound",
+                application_name=application_name,
             )
         except psycopg.Error as err:
             raise StoreUnavailable(f"cannot open the store {self.describe()}: {err}") from err
 
     def connect(self) -> Conn:
-        raw = self._open()
+        return self.connect_as("toolbound")
+
+    def connect_as(self, application_name: str) -> Conn:
+        """``connect``, naming the connection's role to the server (``pg_stat_activity``)."""
+        raw = self._open(application_name)
         conn = PgConn(raw)
         try:
             # A writer waits this long for a session's row lock, as SQLite waits for its lock.

@@ -55,7 +55,8 @@ settles when the loop reads the answer; the call's rows and the kept record
 are one transaction, as on SQLite. It is sent only when nothing of the writer
 thread is pending, and the thread writes only once the loop's writes are
 answered, so rows keep the order the calls started in. The thread opens its
-connection at its first write: a session of short calls holds one. (Measured,
+connection at its first write and closes it after a second with nothing to
+write: a session of short calls holds one. (Measured,
 bench/store.py's call, one process: 0.48 -> 0.22 ms of this process's CPU a
 call, raw inserts' client 0.16; 8 processes: 0.50 -> 0.69x raw's rate at load 10.)
 
@@ -122,6 +123,11 @@ _to_strict_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 # its own) to be answered before it writes anyway: only a loop that stopped
 # with writes owed and a recorder never closed would make it wait that long.
 _LOOP_WRITES_WAIT_S = 30.0
+
+# How long the writer thread keeps its PostgreSQL connection (a second one, beside
+# the loop's) once it has nothing to write: a session holds it while a call runs
+# past the hold, and a fleet's sessions do not hold two each.
+_THREAD_CONN_IDLE_S = 1.0
 
 # After this many calls written on the loop's thread (whose connection never
 # checkpoints), the writer thread checkpoints the WAL, keeping it small.
@@ -612,7 +618,13 @@ class CallRecorder(CallListener):
         conn = self._conn
         try:
             while True:
-                ops = [self._queue.get()]
+                try:
+                    ops = [self._queue.get(timeout=self._idle_timeout(conn))]
+                except queue.Empty:
+                    assert conn is not None
+                    conn.close()  # idle: opened again by the next write
+                    conn = self._conn = None
+                    continue
                 while len(ops) < _BATCH:
                     try:
                         ops.append(self._queue.get_nowait())
@@ -638,6 +650,10 @@ class CallRecorder(CallListener):
                         self._checkpoint(conn)
                 finally:
                     busy.end()
+                if conn is not None and getattr(conn, "broken", False):
+                    # Lost (a restarted server): the next batch connects again.
+                    conn.close()
+                    conn = self._conn = None
                 if closing:
                     return
         finally:
@@ -652,10 +668,20 @@ class CallRecorder(CallListener):
                     break
             _settle(leftover)
 
+    def _idle_timeout(self, conn: Conn | None) -> float | None:
+        """How long the thread waits for work before it closes its connection (None: no end)."""
+        if conn is None or self._loop_writer is None:
+            return None
+        return _THREAD_CONN_IDLE_S
+
     def _connect(self) -> Conn | None:
         """The writer thread's own connection, opened at its first write (PostgreSQL)."""
+        from toolbound.store.pg_loop import THREAD_APPLICATION_NAME
+        from toolbound.store.postgres import PostgresBackend
+
         try:
-            return self.backend.connect()
+            assert isinstance(self.backend, PostgresBackend)
+            return self.backend.connect_as(THREAD_APPLICATION_NAME)
         except Exception as err:
             self._degrade(err)
             return None
