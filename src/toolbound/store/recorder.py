@@ -551,7 +551,10 @@ class CallRecorder(CallListener):
         writer = self._loop_writer
         if writer is None or self._closed:
             return None
-        loop = asyncio.get_running_loop()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop runs in this thread: the writer thread writes
+            return None
         if not writer.usable_on(loop):
             return None
         groups: dict[CallHandle, CallRows] = {}
