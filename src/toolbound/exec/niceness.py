@@ -12,9 +12,11 @@ Two knobs, because on Linux niceness alone may weigh nothing here:
   ``PRIO_PROCESS`` to the one thread named, and a thread made later inherits
   its creator's, a process forked later its parent's).
 - **The tree's autogroup.** With ``sched_autogroup`` on (most desktop and
-  many server kernels, this machine's too) each session is a scheduling group
-  of its own, sharing the CPUs with every other group as one, and a task's
-  niceness weighs only against the tasks of its own group. Every command
+  many server kernels; the one ``bench/load.py`` measured on) each session is
+  a scheduling group of its own, sharing the CPUs with every other group as
+  one, and a task's niceness weighs only against the tasks of its own group
+  (measured, two rounds: the tasks alone lowered, the short Read's p99 was
+  10-15x its idle median, no better than with nothing lowered, 6-10x). Every command
   starts a new session (``exec.tree``), so each is its own group: lowering
   its tasks alone would leave the group's share as it was. The group's own
   niceness (``/proc/PID/autogroup``) is what weighs against the server's group
