@@ -427,14 +427,19 @@ def waited_ns(pid: int, tid: int | None = None) -> int:
         return 0
 
 
-def threads_waited_ns(pid: int) -> int:
-    """How long ``pid``'s threads other than its main thread waited on a run queue,
-    all together (the server's readers, its recorder, its workers)."""
+def threads_waited(pid: int) -> dict[int, int]:
+    """How long each of ``pid``'s threads other than its main thread (the server's
+    readers, its recorder, its workers) has waited on a run queue, in ns."""
     with contextlib.suppress(OSError):
-        return sum(
-            waited_ns(pid, int(tid)) for tid in os.listdir(f"/proc/{pid}/task") if int(tid) != pid
-        )
-    return 0
+        tids = [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+        return {tid: waited_ns(pid, tid) for tid in tids if tid != pid}
+    return {}
+
+
+def grown_s(before: dict[int, int], after: dict[int, int]) -> float:
+    """The seconds the threads or processes seen both times waited in between (one that
+    ended or began meanwhile has no difference to count)."""
+    return sum(after[key] - before[key] for key in before.keys() & after.keys()) / 1e9
 
 
 def writers_of(server_pid: int) -> list[int]:
@@ -461,9 +466,9 @@ def backends_of(postmaster: int | None) -> list[int]:
     return []
 
 
-def backends_waited_ns(backends: list[int]) -> int:
-    """How long the PostgreSQL server's processes waited on a run queue, all together."""
-    return sum(waited_ns(pid) for pid in backends)
+def backends_waited(backends: list[int]) -> dict[int, int]:
+    """How long each of the PostgreSQL server's processes has waited on a run queue, in ns."""
+    return {pid: waited_ns(pid) for pid in backends}
 
 
 @dataclass
@@ -484,15 +489,15 @@ class Waits:
         """Run ``call()``; its seconds, noting the threads' run-queue waits meanwhile."""
         me = os.getpid()
         backends = backends_of(postmaster)
-        s0, c0, p0 = waited_ns(server_pid), waited_ns(me), backends_waited_ns(backends)
-        o0 = threads_waited_ns(server_pid)
+        s0, c0, p0 = waited_ns(server_pid), waited_ns(me), backends_waited(backends)
+        o0 = threads_waited(server_pid)
         t0 = time.perf_counter()
         await call()
         elapsed = time.perf_counter() - t0
         self.server.append((waited_ns(server_pid) - s0) / 1e9)
         self.client.append((waited_ns(me) - c0) / 1e9)
-        self.pg.append((backends_waited_ns(backends) - p0) / 1e9)
-        self.others.append((threads_waited_ns(server_pid) - o0) / 1e9)
+        self.pg.append(grown_s(p0, backends_waited(backends)))
+        self.others.append(grown_s(o0, threads_waited(server_pid)))
         self.began.append(t0 - self.t0)
         return elapsed
 
