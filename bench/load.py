@@ -20,7 +20,12 @@ p50 and p99 while ``STREAMERS`` other sessions each stream ``--stream-bytes``
 (1 GiB) of Bash output; goal: the ratio at most 3x (no session's long call
 delays another's short one). The streams run twice, alone (their anchor) and
 under the probe, so what giving way costs them is printed too, with the
-load average (the figures are only as quiet as the machine).
+load average (the figures are only as quiet as the machine). Probing starts
+once every stream's writer runs. Where a Read's time went: how long the
+server's event loop thread, the client and PostgreSQL's processes waited for
+a CPU meanwhile (run queue, /proc schedstat), for the median and p99 and the
+slowest 1% (with the server's other threads: a reader holding the GIL while it
+waits for a CPU keeps the loop waiting too), and when the slowest began.
 
 ``serve`` flags that pin the profile, the sandbox and the fit cap
 (``--profile exact --sandbox off --fit off``) are passed only where this
@@ -409,36 +414,99 @@ class StreamRun:
     busy_waits: Waits
     probed_s: float  # the streams while the probe ran
     load: tuple[float, float]  # the 1-minute load average before and after
+    ends: list[float]  # each stream's end under the probe, seconds after they started
 
 
-def waited_ns(pid: int) -> int:
-    """How long ``pid``'s main thread has waited on a run queue (runnable, no CPU), in ns."""
+def waited_ns(pid: int, tid: int | None = None) -> int:
+    """How long a thread (``pid``'s main thread by default) has waited on a run queue
+    (runnable, no CPU), in ns."""
     try:
-        return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[1])
+        path = f"/proc/{pid}/task/{tid or pid}/schedstat"
+        return int(Path(path).read_text().split()[1])
     except (OSError, IndexError, ValueError):
         return 0
 
 
+def threads_waited(pid: int) -> dict[int, int]:
+    """How long each of ``pid``'s threads other than its main thread (the server's
+    readers, its recorder, its workers) has waited on a run queue, in ns."""
+    with contextlib.suppress(OSError):
+        tids = [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+        return {tid: waited_ns(pid, tid) for tid in tids if tid != pid}
+    return {}
+
+
+def grown_s(before: dict[int, int], after: dict[int, int]) -> float:
+    """The seconds the threads or processes seen both times waited in between (one that
+    ended or began meanwhile has no difference to count)."""
+    return sum(after[key] - before[key] for key in before.keys() & after.keys()) / 1e9
+
+
+def writers_of(server_pid: int) -> list[int]:
+    """The streams' writers running: the server's descendants named ``yes``."""
+    found, todo = [], [server_pid]
+    while todo:
+        pid = todo.pop()
+        with contextlib.suppress(OSError):
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                children = Path(f"/proc/{pid}/task/{tid}/children").read_text()
+                todo += [int(c) for c in children.split()]
+            if pid != server_pid and Path(f"/proc/{pid}/comm").read_text().strip() == "yes":
+                found.append(pid)
+    return found
+
+
+def backends_of(postmaster: int | None) -> list[int]:
+    """The PostgreSQL server's processes (the postmaster's children: backends, writers)."""
+    if postmaster is None:
+        return []
+    with contextlib.suppress(OSError, ValueError):
+        listed = Path(f"/proc/{postmaster}/task/{postmaster}/children").read_text()
+        return [int(pid) for pid in listed.split()]
+    return []
+
+
+def backends_waited(backends: list[int]) -> dict[int, int]:
+    """How long each of the PostgreSQL server's processes has waited on a run queue, in ns."""
+    return {pid: waited_ns(pid) for pid in backends}
+
+
 @dataclass
 class Waits:
-    """Per probe: how long the server's event loop thread and the client's waited for a CPU."""
+    """Per probe: how long the server's event loop thread, the client's and the
+    PostgreSQL server's processes (all together) waited for a CPU, and when each
+    probe began (seconds since ``t0``)."""
 
     server: list[float] = field(default_factory=list)
     client: list[float] = field(default_factory=list)
+    pg: list[float] = field(default_factory=list)
+    others: list[float] = field(default_factory=list)  # the server's other threads
+    began: list[float] = field(default_factory=list)
+    t0: float = field(default_factory=time.perf_counter)
+    began_after: float = 0.0  # when the first probe could begin (the streams running)
 
-    async def timed(self, server_pid: int, call: Any) -> float:
-        """Run ``call()``; its seconds, noting both threads' run-queue waits meanwhile."""
+    async def timed(self, server_pid: int, call: Any, postmaster: int | None = None) -> float:
+        """Run ``call()``; its seconds, noting the threads' run-queue waits meanwhile."""
         me = os.getpid()
-        s0, c0, t0 = waited_ns(server_pid), waited_ns(me), time.perf_counter()
+        backends = backends_of(postmaster)
+        s0, c0, p0 = waited_ns(server_pid), waited_ns(me), backends_waited(backends)
+        o0 = threads_waited(server_pid)
+        t0 = time.perf_counter()
         await call()
         elapsed = time.perf_counter() - t0
         self.server.append((waited_ns(server_pid) - s0) / 1e9)
         self.client.append((waited_ns(me) - c0) / 1e9)
+        self.pg.append(grown_s(p0, backends_waited(backends)))
+        self.others.append(grown_s(o0, threads_waited(server_pid)))
+        self.began.append(t0 - self.t0)
         return elapsed
 
 
-async def run_streams(server: Server, per_stream: int, tally: Tally) -> float:
-    """STREAMERS sessions at once, each a Bash call printing ``per_stream`` bytes; seconds."""
+async def run_streams(
+    server: Server, per_stream: int, tally: Tally, ends: list[float] | None = None
+) -> float:
+    """STREAMERS sessions at once, each a Bash call printing ``per_stream`` bytes; seconds.
+    Each stream's end (seconds since they started) goes into ``ends``."""
     line = "a line of build output, as a noisy tool prints it"
     command = f"yes '{line}' | head -c {per_stream}"
     # The result's notice counts every line printed: no byte was lost on the way.
@@ -450,13 +518,15 @@ async def run_streams(server: Server, per_stream: int, tally: Tally) -> float:
             if counted not in text:
                 key = "Bash: a stream's line count missing or wrong"
                 tally.errors[key] = tally.errors.get(key, 0) + 1
+            if ends is not None:
+                ends.append(time.perf_counter() - t0)
 
     t0 = time.perf_counter()
     await asyncio.gather(*(streamer() for _ in range(STREAMERS)))
     return time.perf_counter() - t0
 
 
-async def run_stream(server: Server, per_stream: int) -> StreamRun:
+async def run_stream(server: Server, per_stream: int, postmaster: int | None) -> StreamRun:
     """The probe's idle median, the streams alone, then the probe's Reads while they stream."""
     read = {"path": "lib/json/__init__.py", "offset": 100, "limit": 20}
     tally = Tally()
@@ -472,32 +542,47 @@ async def run_stream(server: Server, per_stream: int) -> StreamRun:
             return await probe.call_tool("Read", read)
 
         for _ in range(IDLE_READS):
-            idle.append(await idle_waits.timed(pid, probe_read))
+            idle.append(await idle_waits.timed(pid, probe_read, postmaster))
         alone_s = await run_streams(server, per_stream, tally)
         done = asyncio.Event()
         busy: list[float] = []
+        ends: list[float] = []
 
         async def probing() -> None:
-            await asyncio.sleep(0.2)  # the streams past their capture ceiling
+            # Probing starts once every stream's writer runs (their sessions opened,
+            # their commands started), and they had 0.1 s to pass their capture ceiling.
+            for _ in range(int(WAIT_S / 0.01)):
+                if len(writers_of(pid)) >= STREAMERS or done.is_set():
+                    break
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.1)
+            busy_waits.began_after = time.perf_counter() - busy_waits.t0
             while not done.is_set():
-                busy.append(await busy_waits.timed(pid, probe_read))
+                busy.append(await busy_waits.timed(pid, probe_read, postmaster))
                 await asyncio.sleep(0.01)
 
+        busy_waits.t0 = time.perf_counter()
         prober = asyncio.create_task(probing())
-        probed_s = await run_streams(server, per_stream, tally)
+        probed_s = await run_streams(server, per_stream, tally, ends)
         done.set()
         await prober
     if tally.errors:
         print(f"  errors: {tally.errors}")
     load = (load_before, os.getloadavg()[0])
-    return StreamRun(idle, alone_s, busy, idle_waits, busy_waits, probed_s, load)
+    return StreamRun(idle, alone_s, busy, idle_waits, busy_waits, probed_s, load, sorted(ends))
 
 
-def stream(label: str, root: Path, args: argparse.Namespace, store: str | None) -> None:
+def stream(
+    label: str,
+    root: Path,
+    args: argparse.Namespace,
+    store: str | None,
+    postmaster: int | None = None,
+) -> None:
     ws = build_workspace(root / f"{label}-stream", 1)
     data_dir = root / f"{label}-stream" / "data"
     with running_server(ws, data_dir, store) as server:
-        run = asyncio.run(run_stream(server, args.stream_bytes))
+        run = asyncio.run(run_stream(server, args.stream_bytes, postmaster))
     left = processes_left(server.mark)
     idle, busy = statistics.median(run.idle), run.busy
     p99 = pct(busy, 0.99)
@@ -511,7 +596,8 @@ def stream(label: str, root: Path, args: argparse.Namespace, store: str | None) 
     )
     print(f"  idle median (anchor)  {idle * 1e3:8.2f} ms  ({IDLE_READS} Reads)")
     print(
-        f"  under the streams p50 {pct(busy, 0.5) * 1e3:8.2f} ms  p99 {p99 * 1e3:.2f} ms,"
+        f"  under the streams p50 {pct(busy, 0.5) * 1e3:8.2f} ms  p90 {pct(busy, 0.9) * 1e3:.2f} ms"
+        f"  p99 {p99 * 1e3:.2f} ms,"
         f" max {max(busy) * 1e3:.2f} ms ({len(busy)} Reads)"
     )
     print(f"  p99 / idle median     {ratio:8.2f}x  {verdict} (goal <= {GOAL_STREAM_RATIO:.0f}x)")
@@ -520,27 +606,55 @@ def stream(label: str, root: Path, args: argparse.Namespace, store: str | None) 
         f" {run.alone_s:.1f} s; under the probe {total / run.probed_s / 1e9:.2f} GB/s in"
         f" {run.probed_s:.1f} s ({run.alone_s / run.probed_s:.2f}x)"
     )
+    pg = " (and the PostgreSQL server's processes, all together)" if postmaster else ""
     print(
         "  waiting for a CPU per Read (run queue, /proc schedstat), median / p99:"
-        " server's event loop, client"
+        f" the server's event loop, the client{pg}"
     )
     for name, waits in (("idle", run.idle_waits), ("under the streams", run.busy_waits)):
-        server_ms = [pct(waits.server, q) * 1e3 for q in (0.5, 0.99)]
-        client_ms = [pct(waits.client, q) * 1e3 for q in (0.5, 0.99)]
+        shown = [waits.server, waits.client] + ([waits.pg] if postmaster else [])
         print(
-            f"    {name:<18} {server_ms[0]:6.2f} / {server_ms[1]:6.2f} ms,"
-            f" {client_ms[0]:6.2f} / {client_ms[1]:6.2f} ms"
+            f"    {name:<18} "
+            + ", ".join(
+                f"{pct(values, 0.5) * 1e3:6.2f} / {pct(values, 0.99) * 1e3:6.2f} ms"
+                for values in shown
+            )
         )
     slowest = sorted(range(len(busy)), key=busy.__getitem__)[-max(1, len(busy) // 100) :]
-    waited = [run.busy_waits.server[i] + run.busy_waits.client[i] for i in slowest]
+    waits = run.busy_waits
+    mean_ms = {
+        name: statistics.mean(values[i] for i in slowest) * 1e3
+        for name, values in (
+            ("loop", waits.server),
+            ("client", waits.client),
+            ("pg", waits.pg),
+            ("others", waits.others),
+        )
+    }
     print(
         f"  the slowest 1% of Reads under the streams ({len(slowest)}): mean"
-        f" {statistics.mean(busy[i] for i in slowest) * 1e3:.2f} ms, of which"
-        f" {statistics.mean(waited) * 1e3:.2f} ms both threads waited for a CPU"
+        f" {statistics.mean(busy[i] for i in slowest) * 1e3:.2f} ms, of which waiting for a"
+        f" CPU: the loop {mean_ms['loop']:.2f} ms, the client {mean_ms['client']:.2f} ms"
+        + (f", PostgreSQL's processes {mean_ms['pg']:.2f} ms" if postmaster else "")
+        + f"; the server's other threads (its readers) {mean_ms['others']:.2f} ms"
+    )
+    print(
+        "    they began at "
+        + ", ".join(f"{waits.began[i]:.2f}" for i in sorted(slowest, key=waits.began.__getitem__))
+        + f" s (probing from {waits.began_after:.2f} s); the streams ended at "
+        + ", ".join(f"{end:.2f}" for end in run.ends)
+        + " s (since they started)"
     )
     print(f"  server peak RSS {server.peak_rss_kb / 1024:.0f} MiB; processes left {len(left)}")
     for line in left:
         print(f"    {line}")
+
+
+def postmaster_of(pg: pgserver.PgServer) -> int | None:
+    """The PostgreSQL server's postmaster PID (the first line of its postmaster.pid)."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        return int((pg.data / "postmaster.pid").read_text().split()[0])
+    return None
 
 
 def main() -> None:
@@ -570,7 +684,7 @@ def main() -> None:
                 if args.scenario in ("mix", "both"):
                     mix(name, root, args, url)
                 if args.scenario in ("stream", "both"):
-                    stream(name, root, args, url)
+                    stream(name, root, args, url, postmaster_of(pg) if url and pg else None)
         finally:
             if pg is not None:
                 pg.stop()

@@ -29,9 +29,16 @@ things make such a stream give way (:class:`BulkStream`, the policy a value:
   ends: whatever else wants a CPU (the event loop parsing the next request,
   sending a result, the client reading it: the parts of a short call outside
   the host, 2/3 of its time under the streams) runs first; the reader falls
-  behind and its writer blocks on the full pipe, which frees that CPU too. A
-  stream that never had to give way keeps its priority, so a lone stream
-  keeps its speed however busy the rest of the machine is.
+  behind and its writer blocks on the full pipe, which frees that CPU too.
+- At that first pause its command's whole tree is lowered too, once and for
+  the rest of its life (``command_nice``, through the ``give_way`` its reader
+  is handed: ``exec.niceness``): the writers (``yes | head``, a build's
+  compilers) are the user's processes, at normal priority, and took most of
+  the CPUs the short call waited for. Lowering only the reader thread left
+  the loop's and the client's median wait for a CPU at about 3 ms a Read.
+- A stream that never had to give way keeps its priority (its reader's and
+  its command's), so a lone stream, a build alone, keeps its speed however
+  busy the rest of the machine is.
 
 Pieces:
     Work         one piece of work running: its start, whether it is a bulk stream's call
@@ -40,6 +47,7 @@ Pieces:
     current      the work begun in this context (a tool call's, inside its task), if any
     YieldPolicy  how bulk streams give way; ``POLICY`` is the one in force
     BulkStream   a reader's part: mark its call, yield to young calls, lower its thread
+                 and (``give_way``) its command's tree
     spent        whether this thread kept a bulk stream's low priority (it retires)
     stats        pauses taken and bulk streams running, for tests and benchmarks
 """
@@ -49,6 +57,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 
@@ -61,12 +70,24 @@ class YieldPolicy:
     ``pause_s``: the longest one pause lasts before the stream reads again.
     ``burst_bytes``: what a stream reads after a pause before it may pause again.
     ``nice``: the reader thread's niceness from its first pause on (None: unchanged).
+    ``command_nice``: the niceness of the stream's command tree (its threads and its
+    autogroup, ``exec.niceness``) from its first pause on, never raised back (None:
+    unchanged).
+
+    Why 19 for the command too (bench/load.py ``--scenario stream``, SQLite, three
+    alternated rounds each, 2 cores shared with other work): the short Read's p90
+    under four 1 GiB streams was 28-31 ms with the command left alone, 23-25 ms at
+    niceness 10, 19-20 ms at 19 (idle median about 7-8 ms): at 10 each stream's
+    group still weighs 110 against the server's 1024 (four streams: 440), at 19
+    only 15. Niceness only weighs while the CPUs are contended, which is exactly
+    when a short call is waiting: on an idle machine a lowered stream keeps its speed.
     """
 
     young_s: float = 1.0
     pause_s: float = 0.02
     burst_bytes: int = 1024 * 1024
     nice: int | None = 19
+    command_nice: int | None = 19
 
 
 POLICY = YieldPolicy()
@@ -170,11 +191,14 @@ class BulkStream:
     started them) counts as a bulk stream's, so other bulk streams do not yield
     to it. :meth:`should_yield` and :meth:`pause` let young other calls go
     first. All its methods run on the reader's thread, whose niceness the policy
-    lowers from the first pause to the stream's end.
+    lowers from the first pause to the stream's end; at that first pause
+    ``give_way`` (if given) is called with the policy's ``command_nice``: the
+    reader's owner lowers the stream's command tree with it.
     """
 
-    def __init__(self, work: Work | None) -> None:
+    def __init__(self, work: Work | None, *, give_way: Callable[[int], None] | None = None) -> None:
         self._work = work
+        self._give_way = give_way
         self._policy = POLICY
         self._niceness: int | None = None
         self._lowered = False
@@ -220,9 +244,12 @@ class BulkStream:
         """Wait, releasing the GIL, until no young other work runs or the policy's
         ``pause_s`` passed (woken as work ends)."""
         policy = self._policy
-        if policy.nice is not None and not self._lowered:
+        if not self._lowered:
             self._lowered = True
-            self._lower_priority(policy.nice)
+            if policy.command_nice is not None and self._give_way is not None:
+                self._give_way(policy.command_nice)
+            if policy.nice is not None:
+                self._lower_priority(policy.nice)
         deadline = time.monotonic() + policy.pause_s
         with _changed:
             _pauses[0] += 1

@@ -13,8 +13,12 @@ import asyncio
 import contextvars
 import dataclasses
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +27,16 @@ import pytest
 from support import WAIT_S, wait_for, wait_for_async
 from toolbound import DEFAULT_LIMITS, ToolHost, busy
 from toolbound.busy import BulkStream, YieldPolicy
+from toolbound.exec import niceness
+from toolbound.exec.members import read_proc
+from toolbound.exec.sandbox import find_bwrap
 
 MB = 1024 * 1024
 LINE = "0123456789"  # 11 bytes with its newline
 LIMITS = DEFAULT_LIMITS.replace(kill_grace_s=0.3)
 # A call held in flight stays young for the whole test: what makes a stream yield
 # is then the call alone, however slow the machine (no clock in the assertion).
-CALLS_ONLY = YieldPolicy(young_s=10 * WAIT_S, nice=None)
+CALLS_ONLY = YieldPolicy(young_s=10 * WAIT_S, nice=None, command_nice=None)
 
 
 @pytest.fixture
@@ -100,7 +107,7 @@ def test_work_that_is_not_a_call_is_not_waited_on(calls_only: YieldPolicy) -> No
 
 
 def test_work_older_than_the_young_bound_is_not_waited_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(busy, "POLICY", YieldPolicy(young_s=0.0, nice=None))
+    monkeypatch.setattr(busy, "POLICY", YieldPolicy(young_s=0.0, nice=None, command_nice=None))
     stream = BulkStream(None)
     stream.start()
     quiet = in_context()
@@ -114,7 +121,7 @@ def test_work_older_than_the_young_bound_is_not_waited_on(monkeypatch: pytest.Mo
 
 def test_a_pause_ends_when_the_work_it_yields_to_ends(monkeypatch: pytest.MonkeyPatch) -> None:
     # A pause as long as the hang bound: only the work's end can end it sooner.
-    policy = YieldPolicy(young_s=10 * WAIT_S, pause_s=10 * WAIT_S, nice=None)
+    policy = YieldPolicy(young_s=10 * WAIT_S, pause_s=10 * WAIT_S, nice=None, command_nice=None)
     monkeypatch.setattr(busy, "POLICY", policy)
     stream = BulkStream(None)
     stream.start()
@@ -236,3 +243,147 @@ def reader_threads(nice: int) -> list[int]:
         if int(fields[16]) == nice:
             found.append(int(tid))
     return found
+
+
+# --- a bulk stream's command tree, lowered once it gave way (exec.niceness) --------------
+
+
+def marked_process(token: str) -> int | None:
+    """The host PID of the process whose command line carries ``token`` (a sandboxed
+    one too: the host sees every PID namespace's processes)."""
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if token.encode() in f.read():
+                        return int(entry)
+            except OSError:
+                continue
+    return None
+
+
+def spawn_threaded(*, new_session: bool) -> subprocess.Popen[bytes]:
+    """A real process with a second thread, waiting for its stdin to close."""
+    code = "import sys, threading\nthreading.Thread(target=sys.stdin.read).start()\n"
+    code += "sys.stdin.read()"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, start_new_session=new_session
+    )
+    wait_for(lambda: len(os.listdir(f"/proc/{proc.pid}/task")) >= 2, "the second thread")
+    return proc
+
+
+def finish(proc: subprocess.Popen[bytes]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.close()
+    proc.wait(WAIT_S)
+
+
+def test_lowering_reaches_every_thread_and_the_commands_own_autogroup() -> None:
+    proc = spawn_threaded(new_session=True)
+    try:
+        lowered = niceness.lower([proc.pid], 10)
+        tids = [int(t) for t in os.listdir(f"/proc/{proc.pid}/task")]
+        assert [niceness.niceness_of(tid) for tid in tids] == [10] * len(tids)
+        assert lowered.tasks == len(tids)
+        group = niceness.autogroup_of(proc.pid)
+        if group is not None:  # a kernel with autogroups: the session's group is lowered too
+            assert group[1] == 10
+            assert lowered.groups == 1
+        # Never raised back, and never lowered twice: a second lowering changes nothing.
+        assert niceness.lower([proc.pid], 5) == niceness.Lowered(0, 0)
+        assert niceness.niceness_of(proc.pid) == 10
+    finally:
+        finish(proc)
+
+
+def test_lowering_leaves_the_hosts_own_autogroup_and_anything_already_nicer() -> None:
+    own_group = niceness.autogroup_of(os.getpid())
+    proc = spawn_threaded(new_session=False)  # in the host's own session and group
+    try:
+        os.setpriority(os.PRIO_PROCESS, proc.pid, 15)
+        niceness.lower([proc.pid], 10)
+        others = [int(t) for t in os.listdir(f"/proc/{proc.pid}/task") if int(t) != proc.pid]
+        # Only the main thread was at 15: it stays there, the other thread comes down to 10.
+        assert niceness.niceness_of(proc.pid) == 15
+        assert [niceness.niceness_of(tid) for tid in others] == [10]
+        assert niceness.autogroup_of(os.getpid()) == own_group
+    finally:
+        finish(proc)
+
+
+@pytest.fixture
+def var_tmp() -> Iterator[Path]:
+    """A folder under /var/tmp: a sandboxed command's own /tmp is private."""
+    root = Path(tempfile.mkdtemp(prefix="toolbound-yield-", dir="/var/tmp"))
+    yield root
+    shutil.rmtree(root)
+
+
+@pytest.mark.parametrize("sandbox", ["off", "workspace-write"])
+async def test_a_bulk_streams_command_tree_is_lowered_once_it_gave_way_and_never_alone(
+    var_tmp: Path, sandbox: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if sandbox != "off" and find_bwrap() is None:
+        pytest.fail("the sandboxed case needs bubblewrap (apt-get install bubblewrap)")
+    monkeypatch.setattr(busy, "POLICY", dataclasses.replace(CALLS_ONLY, command_nice=10))
+    ws = var_tmp / "ws"
+    ws.mkdir()
+    own_group = niceness.autogroup_of(os.getpid())
+    async with (
+        ToolHost(ws, var_tmp / "data", "streaming", limits=LIMITS, sandbox=sandbox) as streaming,
+        ToolHost(ws, var_tmp / "data", "short", limits=LIMITS) as short,
+    ):
+        # A member started before any lowering, found by its command line (only its
+        # own shows the token whole): the walk must reach it, however the tree was spawned.
+        unique = f"{os.getpid()}-{sandbox}"
+        token = f"member-{unique}"
+
+        def streaming_command(stop: str) -> str:
+            return (
+                f"tok=member; bash -c 'sleep 600; :' \"$tok-{unique}\" & "
+                f"while [ ! -e {stop} ]; do yes {LINE} | head -c {4 * MB}; done; kill $!"
+            )
+
+        # Alone: bulk, never gave way, so the tree keeps its priority.
+        before = busy.stats().pauses
+        alone = asyncio.create_task(
+            streaming.call("Bash", {"command": streaming_command("stop-alone"), "timeout": 120})
+        )
+        await wait_for_async(lambda: busy.stats().bulk_streams >= 1, "the lone stream to be bulk")
+        member = await wait_for_async(lambda: marked_process(token), "the tree's marked member")
+        (ws / "stop-alone").touch()
+        assert (await asyncio.wait_for(alone, WAIT_S))["exitCode"] == 0
+        assert busy.stats().pauses == before
+        assert niceness.niceness_of(member) in (0, None)  # None: already gone
+        await wait_for_async(lambda: marked_process(token) is None, "the lone tree to end")
+
+        # Giving way to another session's call in flight: the whole tree is lowered.
+        held = asyncio.create_task(
+            short.call("Bash", {"command": "touch held; until [ -e go ]; do sleep 0.01; done"})
+        )
+        await wait_for_async(lambda: (ws / "held").exists(), "the short call to start")
+        assert niceness.niceness_of(os.getpid()) == 0
+        stream = asyncio.create_task(
+            streaming.call("Bash", {"command": streaming_command("stop"), "timeout": 120})
+        )
+        member = await wait_for_async(lambda: marked_process(token), "the tree's marked member")
+        await wait_for_async(
+            lambda: niceness.niceness_of(member) == 10, "the member lowered to niceness 10"
+        )
+        assert busy.stats().pauses > before
+        group = niceness.autogroup_of(member)
+        shell = int(read_proc(f"/proc/{member}/stat").rsplit(b")", 1)[1].split()[1])
+        assert niceness.niceness_of(shell) == 10  # the member's parent: the command's shell
+        (ws / "go").touch()
+        await asyncio.wait_for(held, WAIT_S)
+        (ws / "stop").touch()
+        out = await asyncio.wait_for(stream, WAIT_S)
+        assert out["exitCode"] == 0
+    if own_group is not None:
+        assert group is not None
+        assert group[1] == 10
+        # The host's own group (its event loop, its readers) keeps its share.
+        assert niceness.autogroup_of(os.getpid()) == own_group
+    # The host itself was never lowered.
+    assert niceness.niceness_of(os.getpid()) == 0

@@ -120,11 +120,13 @@ def _is_member(shell: ShellIdent, pid: int) -> bool:
     )
 
 
-def members(shell: ShellIdent) -> tuple[set[int], set[int]]:
+def members(shell: ShellIdent, *, note: bool = True) -> tuple[set[int], set[int]]:
     """``(top, every)``: members that are children of the host, and all members.
 
     Exited members not yet reaped (zombies) are included: they are gone only
-    once reaped.
+    once reaped. With ``note`` the scan is what the shell knows of its members
+    from now on (its stops and reaps pass True; a look from another thread, a
+    bulk stream's reader lowering the tree, passes False and changes nothing).
     """
     top = {pid for pid in _host_children(shell) if _is_member(shell, pid)}
     every = set(top)
@@ -134,6 +136,7 @@ def members(shell: ShellIdent) -> tuple[set[int], set[int]]:
             if child not in every:
                 every.add(child)
                 todo.append(child)
-    # Only what this scan saw: a PID seen long ago may have been reused since.
-    shell.known = every
+    if note:
+        # Only what this scan saw: a PID seen long ago may have been reused since.
+        shell.known = every
     return top, every

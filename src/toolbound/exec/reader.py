@@ -33,10 +33,11 @@ threads per command instead cost 0.3 ms (median) to 1.3 ms (mean, on a busy
 machine) per call here.
 
 Past its ceiling a stream is a bulk stream, and gives way (``busy.BulkStream``):
-its thread's priority drops for the rest of the stream, and between reads it
-pauses while another call of the process is young and in flight, then reads
-at least a burst before it may pause again, so a stream never stops. A
-paused reader leaves its writer blocked on the full pipe.
+between reads it pauses while another call of the process is young and in
+flight, then reads at least a burst before it may pause again, so a stream
+never stops; from its first pause its thread's priority drops for the rest
+of the stream, and its command's tree is lowered (``give_way``, from
+``exec.run``). A paused reader leaves its writer blocked on the full pipe.
 
 Pieces:
     Sink          where a stream's bytes go: a capture or a job's log
@@ -177,6 +178,7 @@ class StreamReader:
         on_done: Callable[[], None],
         on_read: Callable[[], None] | None = None,
         work: Work | None = None,
+        give_way: Callable[[int], None] | None = None,
     ) -> None:
         self._fd = fd
         self._stream: Stream = stream
@@ -193,7 +195,7 @@ class StreamReader:
         self._stop_fd = stop.fd
         self._on_done = on_done
         self._on_read = on_read
-        self._bulk = BulkStream(work)
+        self._bulk = BulkStream(work, give_way=give_way)
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._pending: list[str] = []
         self._pending_bytes = 0

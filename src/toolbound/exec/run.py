@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolbound import busy
+from toolbound.exec import niceness
 from toolbound.exec.abort import on_abort
 from toolbound.exec.capture import HeadCapture
 from toolbound.exec.reader import Sink, StopSignal, StreamReader
@@ -231,13 +232,25 @@ def read_streams(
     thread) after each read was fed and its chunk emitted, ``on_done`` as each
     reader ends. With ``of_call`` (a Bash call's output) the running call's work
     counts as a bulk stream's while a reader is one (``busy``); a job's streams
-    outlive the call that started them and pass False."""
+    outlive the call that started them and pass False. Either reader's first pause
+    as a bulk stream lowers the whole ``tree`` (``exec.niceness``), once: a process
+    that leaves the tree's session later gets an autogroup of its own, at the
+    default niceness (its threads' niceness it inherits)."""
     loop = asyncio.get_running_loop()
     work = busy.current() if of_call else None
     done = asyncio.Event()
     remaining = [2]
     lock = threading.Lock()
     stop = StopSignal()
+    lowered = [False]
+
+    def give_way(nice: int) -> None:
+        # Either stream's first pause lowers the whole tree, once (off the loop).
+        with lock:
+            if lowered[0]:
+                return
+            lowered[0] = True
+        niceness.lower(tree.running(), nice)
 
     def ended() -> None:
         # One wake-up of the loop per run, from whichever reader ends last;
@@ -268,6 +281,7 @@ def read_streams(
             on_done=ended,
             on_read=on_read,
             work=work,
+            give_way=give_way,
         )
 
     streams = Streams(

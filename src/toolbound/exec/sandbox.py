@@ -396,6 +396,10 @@ class SandboxedShell:
                     todo.append(child)
         return {pid for pid in found if _state(pid) not in (b"Z", b"X", b"")}
 
+    def running(self) -> set[int]:
+        """The members running now (host PIDs); changes nothing."""
+        return self._alive()
+
     def lingering(self) -> set[int]:
         """The members still running; with none left the namespace is torn down.
         (procfs reads and a wait for an exiting monitor: cheap enough for the loop.)"""

@@ -33,6 +33,7 @@ from typing import Protocol
 
 from toolbound.exec.guard import MARKER_VAR, become_subreaper, next_marker
 from toolbound.exec.ident import ShellIdent
+from toolbound.exec.members import members
 from toolbound.exec.stopping import KillPolicy, reap_lingering, stop_tree
 
 # The server's own variables (the bearer token, the store's URL with its password),
@@ -50,7 +51,9 @@ class Tree(Protocol):
     exit); ``returncode`` follows ``Popen`` (negative: killed by that signal)
     once ``wait`` returned. ``lingering`` reaps what already exited and returns
     the members still running; ``stop`` stops them all as ``policy`` says (TERM,
-    grace, KILL, reap) and returns the PIDs it signalled.
+    grace, KILL, reap) and returns the PIDs it signalled. ``running`` lists its
+    members now (host PIDs), from any thread, changing nothing: what a bulk
+    stream lowers (``exec.niceness``).
     """
 
     @property
@@ -64,6 +67,7 @@ class Tree(Protocol):
     def wait(self) -> int: ...
     def lingering(self) -> set[int]: ...
     def stop(self, policy: KillPolicy) -> set[int]: ...
+    def running(self) -> set[int]: ...
 
 
 class Shell(ShellIdent):
@@ -76,6 +80,9 @@ class Shell(ShellIdent):
 
     def stop(self, policy: KillPolicy) -> set[int]:
         return stop_tree(self, policy)
+
+    def running(self) -> set[int]:
+        return members(self, note=False)[1]
 
 
 @dataclass(frozen=True, slots=True)
