@@ -10,6 +10,7 @@ stopped instead of pausing would hang, and the hang bound catches it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import dataclasses
 import os
@@ -310,6 +311,20 @@ def test_lowering_leaves_the_hosts_own_autogroup_and_anything_already_nicer() ->
         assert niceness.autogroup_of(os.getpid()) == own_group
     finally:
         finish(proc)
+
+
+def test_lowering_never_reaches_the_hosts_own_threads() -> None:
+    """A member's PID seen a moment ago may be reused by the host itself."""
+    tids = [int(t) for t in os.listdir("/proc/self/task")]
+    before = [niceness.niceness_of(tid) for tid in tids]
+    try:
+        assert niceness.lower([os.getpid(), *tids], 19) == niceness.Lowered(0, 0)
+        assert [niceness.niceness_of(tid) for tid in tids] == before
+    finally:
+        for tid, nice in zip(tids, before, strict=True):
+            if nice is not None and niceness.niceness_of(tid) != nice:
+                with contextlib.suppress(OSError):  # raising back takes CAP_SYS_NICE
+                    os.setpriority(os.PRIO_PROCESS, tid, nice)
 
 
 @pytest.fixture

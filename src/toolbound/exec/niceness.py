@@ -56,18 +56,23 @@ class Lowered:
 
 def lower(pids: Iterable[int], nice: int) -> Lowered:
     """Raise every thread of ``pids`` to niceness ``nice`` and their autogroups too
-    (never the host's own group); anything already at least that nice is left."""
+    (never the host's own threads or group); anything already at least that nice
+    is left."""
     tasks = 0
     groups: dict[str, int] = {}
     own = autogroup_of(os.getpid())
     own_name = None if own is None else own[0]
+    # A member's PID or thread ID seen a moment ago may be the host's own by now
+    # (reused); the host's threads are never lowered.
+    own_tids = set(os.listdir("/proc/self/task"))
     for pid in pids:
         try:
             tids = os.listdir(f"/proc/{pid}/task")
         except OSError:
             continue  # exited meanwhile
         for tid in tids:
-            tasks += _lower_task(int(tid), nice)
+            if tid not in own_tids:
+                tasks += _lower_task(int(tid), nice)
         group = autogroup_of(pid)
         if group is not None and group[0] != own_name and group[1] < nice:
             groups.setdefault(group[0], pid)
