@@ -56,9 +56,11 @@ are one transaction, as on SQLite. It is sent only when nothing of the writer
 thread is pending, and the thread writes only once the loop's writes are
 answered, so rows keep the order the calls started in. The thread opens its
 connection at its first write and closes it after a second with nothing to
-write: a session of short calls holds one. (Measured,
-bench/store.py's call, one process: 0.48 -> 0.22 ms of this process's CPU a
-call, raw inserts' client 0.16; 8 processes: 0.50 -> 0.69x raw's rate at load 10.)
+write: a session of short calls holds one. (Measured, bench/store.py's call:
+one process, 0.48 -> 0.22 ms of this process's CPU a call, raw inserts' client
+0.16, and 1.31x raw's rate, its one round trip against their four; 2
+processes 0.83x; 8 processes on 2 cores 0.54-0.98x, about 0.7x typical,
+against 0.54-0.66x before, side by side.)
 
 The session's read record (what it has Read, so the session's next host
 knows it: a restart's Edit relies on it) is kept by the recorder too
