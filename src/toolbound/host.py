@@ -296,21 +296,26 @@ class ToolHost:
 
     async def _run(self, call: CallStart, ctx: ToolContext, sink: CallEvents) -> None:
         self._calls[ctx.tool_call_id] = ctx
+        # The call is work that bulk streams give way to (``busy``) until it is
+        # recorded too: a PostgreSQL store's backend then gets the CPU for it.
         busy.begin(call=True)
         try:
-            result = await run_tool(call.tool, call.args, ctx)
-            # The read record this call changed is written with its recording (recorder.keep).
-            event = sink.result(result.to_wire())
-        except BaseException as exc:
-            # A bug, not a tool error: the consumer of the events gets the exception.
-            sink.fail(exc)
-            if not isinstance(exc, Exception):
-                raise
-            return
+            try:
+                result = await run_tool(call.tool, call.args, ctx)
+                # The read record this call changed is written with its recording
+                # (recorder.keep).
+                event = sink.result(result.to_wire())
+            except BaseException as exc:
+                # A bug, not a tool error: the consumer of the events gets the exception.
+                sink.fail(exc)
+                if not isinstance(exc, Exception):
+                    raise
+                return
+            finally:
+                self._calls.pop(ctx.tool_call_id, None)
+            await sink.settle(event)
         finally:
             busy.end()
-            self._calls.pop(ctx.tool_call_id, None)
-        await sink.settle(event)
 
 
 async def run_tool(name: str, raw: object, ctx: ToolContext) -> WireModel:

@@ -31,6 +31,7 @@ from toolbound.busy import BulkStream, YieldPolicy
 from toolbound.exec import niceness
 from toolbound.exec.members import read_proc
 from toolbound.exec.sandbox import find_bwrap
+from toolbound.listeners import CallListener, CallStart
 
 MB = 1024 * 1024
 LINE = "0123456789"  # 11 bytes with its newline
@@ -172,6 +173,46 @@ async def test_a_bulk_stream_pauses_while_another_sessions_short_call_is_in_flig
     assert out["totals"]["stdout"] == {"bytes": size, "lines": lines_of(size)}
     assert out["stdout"].startswith(f"{LINE}\n{LINE}\n")
     assert busy.stats().bulk_streams == 0
+
+
+class HeldSettle(CallListener):
+    """A listener whose settle waits until let go: the call is being recorded meanwhile."""
+
+    def __init__(self) -> None:
+        self.settling = asyncio.Event()
+        self.go = asyncio.Event()
+
+    async def settle(self, call: CallStart) -> None:
+        self.settling.set()
+        await self.go.wait()
+
+
+async def test_a_bulk_stream_gives_way_to_a_call_until_it_is_recorded_too(
+    hosts: tuple[ToolHost, ToolHost], calls_only: YieldPolicy
+) -> None:
+    """A call's recording (its listeners' settle: a PostgreSQL store's round trip) is
+    part of the call: a bulk stream still gives way while it runs."""
+    streaming, short = hosts
+    recording = HeldSettle()
+    short.listeners.append(recording)
+    held = asyncio.create_task(short.call("Glob", {"pattern": "*"}))
+    await asyncio.wait_for(recording.settling.wait(), WAIT_S)
+    before = busy.stats().pauses
+    size = 64 * MB
+    stream = asyncio.create_task(
+        streaming.call("Bash", {"command": f"yes {LINE} | head -c {size}", "timeout": 120})
+    )
+    try:
+        await wait_for_async(
+            lambda: busy.stats().pauses >= before + 16 or stream.done(), "the stream to yield"
+        )
+        assert not stream.done()
+        assert not held.done()
+    finally:
+        recording.go.set()
+    out, listed = await asyncio.wait_for(asyncio.gather(stream, held), WAIT_S)
+    assert listed["count"] == len(listed["matches"])
+    assert out["totals"]["stdout"] == {"bytes": size, "lines": lines_of(size)}
 
 
 async def test_a_job_streaming_in_bulk_still_reaches_a_jobOutput_waiting_on_it(
