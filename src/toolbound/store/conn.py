@@ -14,6 +14,7 @@ Pieces:
     URL_SCHEMES        the prefixes that name a PostgreSQL database
     STORE_ENV          the environment variable naming the store
     CHANNEL            the NOTIFY channel of recorded tool events
+    SAVE_READ_RECORD   the upsert of a session's read record
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ URL_SCHEMES = ("postgresql://", "postgres://")
 STORE_ENV = "TOOLBOUND_STORE"
 # Recorded tool events are announced on this channel (PostgreSQL NOTIFY).
 CHANNEL = "toolbound_events"
+# Replace a session's saved read record (session id, its JSON, the time): the
+# recorder's upsert, on either engine's connection or prepared by the PostgreSQL
+# loop writer (store.pg_loop).
+SAVE_READ_RECORD = (
+    "INSERT INTO read_records (session_id, record, updated_at) VALUES (?, ?, ?)"
+    " ON CONFLICT (session_id) DO UPDATE"
+    " SET record = excluded.record, updated_at = excluded.updated_at"
+)
 
 
 class Cursor(Protocol):

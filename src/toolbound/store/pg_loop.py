@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 import psycopg
 from psycopg import pq
 
-from toolbound.store.conn import CallRows
+from toolbound.store.conn import SAVE_READ_RECORD, CallRows
 from toolbound.store.errors import StoreUnavailable
 from toolbound.store.postgres import (
     CALL_ROWS_KNOWN,
@@ -70,11 +70,6 @@ Done = Callable[[list[int] | None, str | None], None]
 _NEW = b"toolbound_call_new"
 _KNOWN = b"toolbound_call_known"
 _RECORD = b"toolbound_read_record"
-_SAVE_RECORD = (
-    "INSERT INTO read_records (session_id, record, updated_at) VALUES (%s, %s, %s)"
-    " ON CONFLICT (session_id) DO UPDATE"
-    " SET record = excluded.record, updated_at = excluded.updated_at"
-)
 
 
 def _numbered(query: str) -> bytes:
@@ -131,7 +126,7 @@ class LoopWriter:
             for name, query in (
                 (_NEW, CALL_ROWS_NEW),
                 (_KNOWN, CALL_ROWS_KNOWN),
-                (_RECORD, _SAVE_RECORD),
+                (_RECORD, SAVE_READ_RECORD.replace("?", "%s")),
             ):
                 result = pg.prepare(name, _numbered(query))
                 if result.status != pq.ExecStatus.COMMAND_OK:

@@ -104,7 +104,7 @@ from toolbound.limits import DEFAULT_LIMITS, Limits, ProfileName
 from toolbound.listeners import CallListener, CallStart, answers_first, is_job_call
 from toolbound.model_text import model_text
 from toolbound.store.backend import connect_unwaiting
-from toolbound.store.conn import CHANNEL, Backend, CallRows, Conn
+from toolbound.store.conn import CHANNEL, SAVE_READ_RECORD, Backend, CallRows, Conn
 from toolbound.store.ledger import measure
 
 if TYPE_CHECKING:
@@ -150,12 +150,7 @@ class KeptRecord(Protocol):
 def save_read_record(conn: Conn, session_id: str, record: str) -> None:
     """Replace ``session_id``'s saved read record (``record``, its JSON) in the
     transaction ``conn`` is in (the session must exist)."""
-    conn.execute(
-        "INSERT INTO read_records (session_id, record, updated_at) VALUES (?, ?, ?)"
-        " ON CONFLICT (session_id) DO UPDATE"
-        " SET record = excluded.record, updated_at = excluded.updated_at",
-        (session_id, record, time.time()),
-    )
+    conn.execute(SAVE_READ_RECORD, (session_id, record, time.time()))
 
 
 @dataclass(eq=False)
