@@ -19,6 +19,7 @@ Pieces:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -71,14 +72,21 @@ class CallRows:
     row is new) or its known ``call_id``, then its events
     ``(seq, type, stream, data, result, created_at)``, its ledger row's columns
     after ``call_id``, its drops ``(stream, chunks, bytes)``, and the NOTIFY
-    payload announcing them."""
+    payload announcing them: the session, the call and its last ``seq`` written
+    (-1: its start), encoded once, when the write is sent."""
 
     call_id: int | None
     call: tuple[Any, ...] | None
-    payload: str = ""
+    session_id: str = ""
+    tool_call_id: str = ""
+    seq: int = -1
     events: list[tuple[Any, ...]] = field(default_factory=list)
     ledger: tuple[int, ...] | None = None
     drops: list[tuple[str, int, int]] = field(default_factory=list)
+
+    @property
+    def payload(self) -> str:
+        return json.dumps({"session": self.session_id, "call": self.tool_call_id, "seq": self.seq})
 
 
 class Backend(Protocol):

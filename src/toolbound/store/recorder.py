@@ -163,7 +163,6 @@ class CallHandle:
     profile: ProfileName
     # The client's per-result cap the call's model text is kept within.
     fit: Fit = NO_FIT
-    done: concurrent.futures.Future[None] = field(default_factory=concurrent.futures.Future)
     row_id: int | None = None
     # Touched by whoever writes the call's operations (the writer thread, or the
     # loop's thread for a call written whole there).
@@ -172,6 +171,32 @@ class CallHandle:
     held: list[_Op] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     release_timer: asyncio.TimerHandle | None = None
+    # Whether the result event is committed (or lost); the future is made only
+    # when someone waits (most calls are written whole and nobody does).
+    written: bool = False
+    _done: concurrent.futures.Future[None] | None = None
+    # Its own lock: a result is settled under ``lock`` too (``release`` on a closed recorder).
+    _done_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def done(self) -> concurrent.futures.Future[None]:
+        """A future resolved once the result event is committed (or recording gave up on it)."""
+        with self._done_lock:
+            if self._done is None:
+                self._done = concurrent.futures.Future()
+                if self.written:
+                    self._done.set_result(None)
+            return self._done
+
+    def mark_written(self) -> None:
+        """The result event is committed, or lost (any thread)."""
+        with self._done_lock:
+            if self.written:
+                return
+            self.written = True
+            done = self._done
+        if done is not None:
+            done.set_result(None)
 
     def event(self, event: dict[str, Any]) -> None:
         """Queue one wire event (``{"type": "chunk"|"input"|"result", "seq", ...}``)."""
@@ -198,7 +223,7 @@ class CallHandle:
 
     async def settled(self) -> None:
         """Wait until the result event is committed (or recording gave up on it)."""
-        if not self.done.done():  # wrapping a done future still costs a self-pipe wake-up
+        if not self.written:  # wrapping a done future still costs a self-pipe wake-up
             await asyncio.wrap_future(self.done)
 
 
@@ -766,17 +791,19 @@ class CallRecorder(CallListener):
                 *(self.session_id, handle.tool_call_id, handle.tool, args, at, handle.profile),
                 *(fit.client, fit.max_bytes, fit.max_lines),
             )
-            groups[handle] = CallRows(None, call, _payload(self.session_id, handle, -1))
+            groups[handle] = CallRows(None, call, self.session_id, handle.tool_call_id)
             return
         _, _, event, at = op
         rows = groups.get(handle)
         if rows is None:
             if handle.row_id is None:
                 return  # its call could not be recorded
-            rows = groups[handle] = CallRows(handle.row_id, None)
+            rows = groups[handle] = CallRows(
+                handle.row_id, None, self.session_id, handle.tool_call_id
+            )
         if event["type"] == "input":
             rows.events.append((event["seq"], "input", *_input_columns(event), at))
-            rows.payload = _payload(self.session_id, handle, event["seq"])
+            rows.seq = event["seq"]
             return
         is_chunk = event["type"] == "chunk"
         if is_chunk and not self._budget(handle, event["stream"]).admit(event["data"]):
@@ -791,7 +818,7 @@ class CallRecorder(CallListener):
                 at,
             )
         )
-        rows.payload = _payload(self.session_id, handle, event["seq"])
+        rows.seq = event["seq"]
         if not is_chunk:
             if not is_job_call(handle.tool_call_id):
                 result = event["result"]
@@ -898,15 +925,11 @@ def _input_columns(event: dict[str, Any]) -> tuple[None, str, str]:
     return None, event["data"], _to_json({"close": bool(event.get("close"))})
 
 
-def _payload(session_id: str, handle: CallHandle, seq: int) -> str:
-    return json.dumps({"session": session_id, "call": handle.tool_call_id, "seq": seq})
-
-
 def _settle(ops: list[_Op]) -> None:
     """Resolve the futures of the result events among ``ops``: they are written (or lost)."""
     for op in ops:
-        if op[0] == "event" and op[2]["type"] == "result" and not op[1].done.done():
-            op[1].done.set_result(None)
+        if op[0] == "event" and op[2]["type"] == "result":
+            op[1].mark_written()
 
 
 def _storable(text: str, value: object) -> str:
