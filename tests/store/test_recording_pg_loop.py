@@ -115,8 +115,12 @@ async def test_lost_connections_cost_the_writes_on_them_and_later_ones_are_recor
         running = asyncio.create_task(
             host.call("Bash", {"command": ticking}, tool_call_id="running")
         )
-        # Ticking, it keeps the thread writing, and so connected.
+        # Ticking, it keeps the thread writing, and so connected; its row is written
+        # (a connection is listed before its first write commits).
         await wait_for_async(lambda: _thread_connections(pg) == 1, "the thread's connection")
+        await wait_for_async(
+            lambda: "running" in _call_ids(url, tmp_path), "the running call's row"
+        )
         with caplog.at_level(logging.WARNING, logger="toolbound.store.recorder"):
             with psycopg.connect(pg.url, autocommit=True) as admin:
                 admin.execute(
