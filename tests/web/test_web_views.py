@@ -238,6 +238,40 @@ async def test_clicking_a_call_in_a_narrow_window_brings_its_detail_into_view(
     await screenshot(page, "narrow-click")
 
 
+async def test_a_clicked_calls_detail_stays_in_view_while_the_ledger_above_fills_in_late(
+    served: Served, page: Any
+) -> None:
+    """One column: the ledger sits above the detail. Its answer held until the
+    clicked call's detail is shown, it then pushes the detail down; the page
+    brings the detail back into view."""
+    for i in range(12):
+        await served.host.call("Bash", {"command": f"echo {i}"}, tool_call_id=f"n{i:02}")
+    release = asyncio.Event()
+
+    async def held(route: Any) -> None:
+        await release.wait()
+        await route.continue_()
+
+    await page.route("**/api/sessions/*/ledger*", held)
+    await page.set_viewport_size(NARROW)
+    await page.goto(session_url(served, "web-s1"))
+    await page.reload()  # loaded afresh: its ledger is asked for now, and held
+    row = "#calls .call[data-id=n03]"
+    await page.wait_for_selector(row)
+    await page.evaluate("() => window.scrollTo(0, 0)")
+    await page.click(row)
+    await page.wait_for_selector("#detail[data-stream=done]")
+    pushed = "() => document.querySelector('#ledger').getBoundingClientRect().height"
+    assert await page.evaluate("() => document.querySelector('#ledger').hidden")
+    release.set()
+    await page.wait_for_selector("#ledger:not([hidden])")
+    assert await page.evaluate(pushed) > 0
+    top_in_view = """() => {
+        const t = document.querySelector('#detail').getBoundingClientRect().top;
+        return t >= 0 && t < window.innerHeight / 2; }"""
+    await page.wait_for_function(top_in_view)
+
+
 async def test_the_call_list_rows_of_a_stored_session_number_its_calls(
     served: Served, page: Any
 ) -> None:

@@ -472,12 +472,38 @@ async function showCall(cid) {
   showArgs(call);
   $("bash-view").hidden = call.tool !== "Bash";
   if (state.scrollToDetail) {
-    // A click on a row: its detail may be far below (one column): bring it into view.
     state.scrollToDetail = false;
-    const top = $("detail").getBoundingClientRect().top;
-    if (top < 0 || top > window.innerHeight * 0.6) $("detail").scrollIntoView({ block: "start" });
+    pinDetail();
   }
   openStream(cid);
+}
+
+// A click on a row: its detail may be far below (one column): bring it into view,
+// and keep it there while the panels above it are still filling in (the ledger,
+// the jobs, the calls list grow after the detail is shown, pushing it down), until
+// the reader scrolls or PIN_MS have passed.
+const PIN_MS = 3000;
+let unpinDetail = null;
+
+function pinDetail() {
+  if (unpinDetail) unpinDetail();
+  const detail = $("detail");
+  const place = () => {
+    const top = detail.getBoundingClientRect().top;
+    if (top < 0 || top > window.innerHeight * 0.6) detail.scrollIntoView({ block: "start" });
+  };
+  place();
+  const observer = new ResizeObserver(place);
+  for (const id of ["calls-panel", "session-panels"]) observer.observe($(id));
+  const events = ["wheel", "touchstart", "keydown", "mousedown"];
+  const timer = setTimeout(() => unpinDetail(), PIN_MS);
+  unpinDetail = () => {
+    observer.disconnect();
+    clearTimeout(timer);
+    for (const e of events) window.removeEventListener(e, unpinDetail);
+    unpinDetail = null;
+  };
+  for (const e of events) window.addEventListener(e, unpinDetail, { passive: true });
 }
 
 function openStream(cid) {
