@@ -221,6 +221,9 @@ async def test_hundreds_of_calls_list_light_and_a_poll_keeps_their_rows(
 
     await page.goto(served.call_url("write_big"))
     await page.wait_for_function("() => document.querySelectorAll('#calls .call').length === 302")
+    # Drawn with the chosen call (a row is drawn again when it becomes the current
+    # one: the page had a session open before, and the list may be older than the URL).
+    await page.wait_for_selector("#calls .call.current[data-id=write_big]")
     await page.evaluate("() => { window.__rows = [...document.querySelectorAll('#calls .call')]; }")
     polls = await page.evaluate("() => window.toolbound.state.polls")
     await page.wait_for_function("n => window.toolbound.state.polls > n + 1", arg=polls)
