@@ -37,6 +37,12 @@ interleaved batches (the machine may be shared):
   plain (the anchor), in a PID namespace of its own, and with a private
   ``/tmp`` as well, what each command would still pay to keep today's
   per-call namespaces.
+- The same, done by a fork server per session (``sandbox_forkserver``): each
+  ``true`` in a fresh PID and mount namespace (empty ``/tmp`` and
+  ``/dev/shm``, its own ``/proc``, no capability), forked by a server in
+  Python and by one in C (compiled here when ``cc`` is found), against a
+  plain ``bash -c true`` spawned by this process (the anchor); the CPU counts
+  the server and every process it reaped.
 
 Usage: ``python bench/sandbox.py`` prints the table.
 """
@@ -53,6 +59,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import sandbox_forkserver
 from toolbound import ToolHost
 from toolbound.exec import sandbox, spare
 from toolbound.exec.sandbox import SandboxPolicy, bwrap_args
@@ -352,6 +359,7 @@ def main() -> None:
         big = asyncio.run(_big_output(workspace, data))
         raw = _raw_spawns(workspace)
         kept = _kept_sandbox(workspace)
+        forked = sandbox_forkserver.measure(TRUE_RUNS, BATCH)
     print(
         f"\n{PACED_RUNS} x `true` through the Bash tool, paced ({PACED_GAP_S * 1000:.0f} ms "
         "before each call; median ms per call; goal: added at most 3 ms; anchor: off)"
@@ -380,6 +388,11 @@ def main() -> None:
     )
     for label, ms in kept.items():
         print(f"  {label:28s} {ms:7.2f} ms   added {ms - kept['plain bash -c true']:+6.2f} ms")
+    print(
+        f"\na fork server per session, {TRUE_RUNS} x `true` each in a fresh namespace "
+        "(median ms per command; anchor: plain spawn)"
+    )
+    _rows(forked, "plain")
     print(f"\nload average at end: {os.getloadavg()}")
 
 
