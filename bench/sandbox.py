@@ -13,7 +13,9 @@ interleaved batches (the machine may be shared):
     must not pay more than a sandbox built for it.
 
   Beside both, ``workspace-write`` with spares turned off (every call builds
-  its sandbox, as before the spares). Next to the elapsed time, the CPU time
+  its sandbox, as before the spares), and back to back with the next spare
+  built once the command's sandbox is gone, as before 0.3's overlap
+  (``spare.build_beside``). Next to the elapsed time, the CPU time
   per call of the host and all its descendants (``getrusage``: the
   namespace's processes are reaped by its PID 1, which bwrap reaps, which the
   host reaps, so they all count; a spare's CPU lands in the call after the one
@@ -35,6 +37,12 @@ interleaved batches (the machine may be shared):
   plain (the anchor), in a PID namespace of its own, and with a private
   ``/tmp`` as well, what each command would still pay to keep today's
   per-call namespaces.
+- The same, done by a fork server per session (``sandbox_forkserver``): each
+  ``true`` in a fresh PID and mount namespace (empty ``/tmp`` and
+  ``/dev/shm``, its own ``/proc``, no capability), forked by a server in
+  Python and by one in C (compiled here when ``cc`` is found), against a
+  plain ``bash -c true`` spawned by this process (the anchor); the CPU counts
+  the server and every process it reaped.
 
 Usage: ``python bench/sandbox.py`` prints the table.
 """
@@ -51,6 +59,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import sandbox_forkserver
 from toolbound import ToolHost
 from toolbound.exec import sandbox, spare
 from toolbound.exec.sandbox import SandboxPolicy, bwrap_args
@@ -73,15 +82,18 @@ def _cpu_s() -> float:
     return own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
 
 
-# (label, mode, network, spares) of the back-to-back rows; the first is the anchor.
+# (label, mode, network, spares, beside) of the back-to-back rows; the first is the
+# anchor. ``beside``: back to back, the next spare is built as the command starts
+# (``spare.build_beside``); without, once its sandbox is gone (as before).
 TIGHT = [
-    ("off", "off", True, True),
-    ("workspace-write", "workspace-write", True, True),
-    ("workspace-write, no spare", "workspace-write", True, False),
-    ("read-only", "read-only", True, True),
-    ("workspace-write, no network", "workspace-write", False, True),
+    ("off", "off", True, True, True),
+    ("workspace-write", "workspace-write", True, True, True),
+    ("workspace-write, next after", "workspace-write", True, True, False),
+    ("workspace-write, no spare", "workspace-write", True, False, True),
+    ("read-only", "read-only", True, True, True),
+    ("workspace-write, no network", "workspace-write", False, True, True),
 ]
-PACED = TIGHT[:3]
+PACED = [TIGHT[0], TIGHT[1], TIGHT[3]]
 
 
 async def _true_calls(
@@ -90,11 +102,11 @@ async def _true_calls(
     """Median (elapsed ms, CPU ms) per ``true`` call, paced and back to back, for
     each row, batches interleaved; and what an idle spare holds (processes, KiB)."""
     hosts: dict[str, ToolHost] = {}
-    for label, mode, network, _ in TIGHT:
+    for label, mode, network, *_ in TIGHT:
         host = ToolHost(workspace, data, f"bench-{len(hosts)}", sandbox=mode, network=network)
         hosts[label] = await host.__aenter__()
     try:
-        for label, *_, spares in TIGHT:  # warm-up: guard, readers, page cache
+        for label, _, _, spares, _ in TIGHT:  # warm-up: guard, readers, page cache
             spare.use_spares(spares)
             assert (await hosts[label].call("Bash", {"command": "true"}))["exitCode"] == 0
         spare.use_spares(True)
@@ -103,6 +115,7 @@ async def _true_calls(
         tight = await _batches(hosts, TIGHT, TRUE_RUNS, BATCH, gap_s=0.0)
     finally:
         spare.use_spares(True)
+        spare.build_beside(True)
         for host in hosts.values():
             await host.aclose()
     return paced, tight, idle
@@ -110,7 +123,7 @@ async def _true_calls(
 
 async def _batches(
     hosts: dict[str, ToolHost],
-    rows: list[tuple[str, str, bool, bool]],
+    rows: list[tuple[str, str, bool, bool, bool]],
     runs: int,
     batch: int,
     *,
@@ -121,8 +134,9 @@ async def _batches(
     elapsed: dict[str, list[float]] = {row[0]: [] for row in rows}
     cpu: dict[str, list[float]] = {row[0]: [] for row in rows}
     for _ in range(runs // batch):
-        for label, *_, spares in rows:
+        for label, _, _, spares, beside in rows:
             spare.use_spares(spares)
+            spare.build_beside(beside)
             host = hosts[label]
             times = []
             cpu_started = _cpu_s()
@@ -137,6 +151,7 @@ async def _batches(
             )
             cpu[label].append((_cpu_s() - cpu_started) * 1000 / batch)
     spare.use_spares(True)
+    spare.build_beside(True)
     return {
         label: (statistics.median(ms), statistics.median(cpu[label]))
         for label, ms in elapsed.items()
@@ -344,6 +359,7 @@ def main() -> None:
         big = asyncio.run(_big_output(workspace, data))
         raw = _raw_spawns(workspace)
         kept = _kept_sandbox(workspace)
+        forked = sandbox_forkserver.measure(TRUE_RUNS, BATCH)
     print(
         f"\n{PACED_RUNS} x `true` through the Bash tool, paced ({PACED_GAP_S * 1000:.0f} ms "
         "before each call; median ms per call; goal: added at most 3 ms; anchor: off)"
@@ -372,6 +388,11 @@ def main() -> None:
     )
     for label, ms in kept.items():
         print(f"  {label:28s} {ms:7.2f} ms   added {ms - kept['plain bash -c true']:+6.2f} ms")
+    print(
+        f"\na fork server per session, {TRUE_RUNS} x `true` each in a fresh namespace "
+        "(median ms per command; anchor: plain spawn)"
+    )
+    _rows(forked, "plain")
     print(f"\nload average at end: {os.getloadavg()}")
 
 

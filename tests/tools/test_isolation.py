@@ -146,6 +146,31 @@ async def test_a_data_dir_inside_the_workspace_stays_masked_and_the_rest_writabl
     assert not (ws / ".toolbound" / "x").exists()
 
 
+@pytest.mark.parametrize(
+    ("sandbox", "network"), [("read-only", True), ("workspace-write", True), ("off", False)]
+)
+async def test_a_confined_command_holds_no_capability_and_cannot_unmask_the_data_dir(
+    places: dict[str, Path], sandbox: str, network: bool
+) -> None:
+    # Run as root, a command left with its user namespace's capabilities could
+    # unmount the data dir's mask and read the store beneath it.
+    data = places["data"]
+    probe = (
+        "grep -E '^Cap(Prm|Eff|Bnd|Amb)' /proc/self/status; "
+        f"umount {data} 2>/dev/null && echo unmounted; "
+        f"test -e {data}/toolbound.db && echo store visible; true"
+    )
+    async with ToolHost(
+        places["ws"], data, "s1", limits=LIMITS, sandbox=sandbox, network=network
+    ) as host:
+        assert (data / "toolbound.db").exists()
+        result = await bash(host, probe)
+    assert result["stdout"].split() == [
+        *("CapPrm:", "0" * 16, "CapEff:", "0" * 16),
+        *("CapBnd:", "0" * 16, "CapAmb:", "0" * 16),
+    ]
+
+
 # -- host sockets -----------------------------------------------------------------------------
 
 CONNECT = (

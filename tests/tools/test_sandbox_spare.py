@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from jobs_support import ended, start
+from support import wait_for_async
 from toolbound import DEFAULT_LIMITS, ToolHost
 from toolbound.exec import spare
 from toolbound.exec.members import children_of
@@ -237,6 +238,61 @@ async def test_a_spare_sees_its_sessions_scratch_dir_read_only_and_nothing_else_
         f"touch {host.scratch.dir}/w 2>/dev/null || echo refused",
     )
     assert result["stdout"] == "for the command\nhidden\nrefused\n"
+
+
+# -- when the next spare is built ----------------------------------------------------------
+
+# Says it started, then waits until the test opens and closes the fifo ``gate``.
+BLOCKED = "echo started > started; read -r _ < gate; echo done"
+
+
+async def blocked_call(host: ToolHost) -> tuple[asyncio.Future[dict[str, Any]], Path]:
+    """A Bash call whose command is running (it said so) and waits for its gate."""
+    gate = host.workspace / "gate"
+    os.mkfifo(gate)
+    call = asyncio.ensure_future(bash(host, BLOCKED))
+    await wait_for_async(lambda: (host.workspace / "started").exists(), "the command to start")
+    return call, gate
+
+
+async def release(call: asyncio.Future[dict[str, Any]], gate: Path) -> dict[str, Any]:
+    os.close(os.open(gate, os.O_WRONLY))  # its reader is there: the open does not wait
+    result = await call
+    os.unlink(gate)
+    os.unlink(gate.parent / "started")
+    return result
+
+
+async def test_back_to_back_the_next_spare_is_built_while_the_command_runs(
+    host: ToolHost,
+) -> None:
+    # The session's first call finds no spare ready, as a call right after another does.
+    call, gate = await blocked_call(host)
+    built = await wait_for_async(
+        lambda: spare.waiting(host.scratch), "a spare built while the command runs"
+    )
+    built_ns = namespace(built)
+    assert not call.done()
+    result = await release(call, gate)
+    assert (result["stdout"], result["exitCode"]) == ("done\n", 0)
+    after = await bash(host, NS)
+    assert after["stdout"].strip() == built_ns
+
+
+async def test_a_paced_call_builds_the_next_spare_only_once_its_sandbox_is_gone(
+    host: ToolHost,
+) -> None:
+    await bash(host, "true")
+    await ready_spare(host)
+    built = spare.counts()["built"]
+    call, gate = await blocked_call(host)
+    # Its command runs in the spare it took; nothing else is being built meanwhile.
+    assert spare.counts()["built"] == built
+    assert spare.waiting(host.scratch) is None
+    result = await release(call, gate)
+    assert result["stdout"] == "done\n"
+    await ready_spare(host)
+    assert spare.counts()["built"] == built + 1
 
 
 # -- a spare that does not match, or is gone, is not used ------------------------------------

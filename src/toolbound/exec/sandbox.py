@@ -271,7 +271,10 @@ def bwrap_args(
     workspace, writable under ``workspace-write``; ``scratch`` this session's
     scratch dir, bound back read-only inside the masked data dir; ``chdir`` the
     folder the command starts in (default: ``cwd``)."""
+    # --cap-drop ALL: run as root, bwrap would leave the command every capability in
+    # its user namespace, enough to unmount the masks and read the store beneath.
     args = ["--unshare-user", "--unshare-pid", "--die-with-parent", "--as-pid-1"]
+    args += ["--cap-drop", "ALL"]
     if not policy.network:
         args.append("--unshare-net")
     # (path, options) pairs, applied shallowest path first (see the module docstring).

@@ -11,6 +11,13 @@ execs it. The call then pays little more than an unconfined spawn::
                              └─ build the next spare (in the background) ─┘
     call N+1: take that spare (or wait for it, when it is still being built)
 
+When the next spare starts: a call that found its spare ready (paced, as an
+agent calls) starts the next one once its own sandbox is gone, so the build
+never takes a core from its command. A call that found none ready (calls back
+to back: the spare still being built, or none yet) starts the next one as its
+command starts: building it after the command would leave the next call
+waiting for the whole build (bench/sandbox.py measures both).
+
 What the order carries, and what the spare fixes at creation:
 
 - **The order** (written to a memfd the shell reads with buffered reads, then
@@ -50,6 +57,7 @@ Pieces:
     waiting, prepared  the session's spare's shell if built; once built (tests, the benchmark)
     counts        how many spares were built and handed out (tests, the benchmark)
     use_spares, enabled  turn spares off (the benchmark's anchor) and on
+    build_beside  back to back, the next spare built beside the command (off: the anchor)
 """
 
 from __future__ import annotations
@@ -262,6 +270,7 @@ _released: weakref.WeakSet[Scratch] = weakref.WeakSet()
 _turns: weakref.WeakKeyDictionary[Scratch, int] = weakref.WeakKeyDictionary()
 _counts = {"built": 0, "handed": 0}
 _on = [True]
+_beside = [True]
 
 
 def waiting(scratch: Scratch) -> SandboxedShell | None:
@@ -292,6 +301,13 @@ def use_spares(on: bool) -> None:
 
 def enabled() -> bool:
     return _on[0]
+
+
+def build_beside(on: bool) -> None:
+    """Whether a call that found no spare ready (calls back to back) starts the next
+    one as its command starts (on by default); off, once its sandbox is gone, as a
+    paced call does (before 0.3's overlap: the benchmark's anchor)."""
+    _beside[0] = on
 
 
 def counts() -> dict[str, int]:
@@ -350,6 +366,10 @@ async def take(
     if spare is not None and (spare.key != key or not spare.alive()):
         spare.discard()
         spare = None
+    # Paced: the spare was ready when the call came. Back to back it was not (still
+    # being built, or none): then the next one is built from now on, beside this
+    # command, rather than after it (which would leave the next call waiting).
+    paced = spare is not None and spare.ready.done()
     shell = None if spare is None else await _settled(spare)
     if spare is None or shell is None:
         spare = Spare.build(key, cwd=cwd)
@@ -357,6 +377,10 @@ async def take(
         if shell is None:
             spare.ready.result()  # raises why it could not be built
     spare.hand(command, workdir)
+    shell = cast(SandboxedShell, shell)
+    if not paced and _beside[0]:
+        _refill(scratch, key, cwd, turn)
+        return shell
     loop = key.loop
 
     def refill() -> None:
@@ -365,7 +389,6 @@ async def take(
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody calls again
             loop.call_soon_threadsafe(_refill, scratch, key, cwd, turn)
 
-    shell = cast(SandboxedShell, shell)
     shell.on_gone = refill
     return shell
 
