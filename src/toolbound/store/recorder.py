@@ -56,7 +56,10 @@ are one transaction, as on SQLite. It is sent only when nothing of the writer
 thread is pending, and the thread writes only once the loop's writes are
 answered, so rows keep the order the calls started in. The thread opens its
 connection at its first write and closes it after a second with nothing to
-write: a session of short calls holds one. (Measured, bench/store.py's call:
+write: a session of short calls holds one. A connection the server cut (a
+restart) costs the write in flight on it: the thread's is opened again by its
+next batch, the loop's by the thread after a write of its own went through
+(meanwhile short calls go through the thread). (Measured, bench/store.py's call:
 one process, 0.48 -> 0.22 ms of this process's CPU a call, raw inserts' client
 0.16, and 1.31x raw's rate, its one round trip against their four; 2
 processes 0.83x; 8 processes on 2 cores 0.54-0.98x, about 0.7x typical,
