@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from pathlib import Path
 
 import psycopg
@@ -76,6 +77,44 @@ async def test_the_writer_thread_holds_a_connection_only_while_a_call_runs_past_
         await host.call("Glob", {"pattern": "*"}, tool_call_id="after")
     assert _connections(pg) == before
     assert _call_ids(url, tmp_path) == [*(f"c{n}" for n in range(20)), "running", "after"]
+
+
+async def test_the_loops_connection_is_opened_again_after_the_server_cut_it(
+    tmp_path: Path, pg: pgserver.PgServer
+) -> None:
+    """The loop's connection cut (a restarted server), short calls go through the
+    writer thread, which opens a new one for the loop; from then on short calls are
+    sent from the loop again, the thread's connection closes, and none is lost."""
+    url = pg.new_url()
+    async with ToolHost(
+        workspace=tmp_path, data_dir=tmp_path / "data", session_id="s1", store=url
+    ) as host:
+        await host.call("Glob", {"pattern": "*"}, tool_call_id="before")
+        with psycopg.connect(pg.url, autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                f" WHERE application_name = '{APPLICATION_NAME}'"
+            )
+        await wait_for_async(lambda: _connections(pg, APPLICATION_NAME) == 0, "the cut")
+        # Calls go on meanwhile; the thread opens the loop's connection again after
+        # one of them (at most a second after the last try).
+        n = 0
+        deadline = time.monotonic() + HANG_S
+        while _connections(pg, APPLICATION_NAME) != 1:
+            assert time.monotonic() < deadline, "the loop's connection was not opened again"
+            await host.call("Glob", {"pattern": "*"}, tool_call_id=f"mid{n}")
+            n += 1
+        await wait_for_async(lambda: _thread_connections(pg) == 0, "the idle thread's close")
+        for i in range(20):
+            await host.call("Glob", {"pattern": "*"}, tool_call_id=f"after{i}")
+        # Sent from the loop: the thread did not connect for them.
+        assert _thread_connections(pg) == 0
+    ids = _call_ids(url, tmp_path)
+    # The first write on the cut connection is lost with it; nothing after.
+    assert ids[0] == "before"
+    assert ids[-20:] == [f"after{i}" for i in range(20)]
+    assert set(ids[1:-20]) <= {f"mid{i}" for i in range(n)}
+    assert len(ids) >= 1 + (n - 1) + 20
 
 
 async def test_short_and_running_calls_keep_their_start_order_on_both_paths(

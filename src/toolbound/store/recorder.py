@@ -56,7 +56,10 @@ are one transaction, as on SQLite. It is sent only when nothing of the writer
 thread is pending, and the thread writes only once the loop's writes are
 answered, so rows keep the order the calls started in. The thread opens its
 connection at its first write and closes it after a second with nothing to
-write: a session of short calls holds one. (Measured, bench/store.py's call:
+write: a session of short calls holds one. A connection the server cut (a
+restart) costs the write in flight on it: the thread's is opened again by its
+next batch, the loop's by the thread after a write of its own went through
+(meanwhile short calls go through the thread). (Measured, bench/store.py's call:
 one process, 0.48 -> 0.22 ms of this process's CPU a call, raw inserts' client
 0.16, and 1.31x raw's rate, its one round trip against their four; 2
 processes 0.83x; 8 processes on 2 cores 0.54-0.98x, about 0.7x typical,
@@ -130,6 +133,9 @@ _LOOP_WRITES_WAIT_S = 30.0
 # the loop's) once it has nothing to write: a session holds it while a call runs
 # past the hold, and a fleet's sessions do not hold two each.
 _THREAD_CONN_IDLE_S = 1.0
+# How often the writer thread tries to open the loop's connection again once it
+# broke (a restarted server): at most once a second, after a write of its own went through.
+_REOPEN_EVERY_S = 1.0
 
 # After this many calls written on the loop's thread (whose connection never
 # checkpoints), the writer thread checkpoints the WAL, keeping it small.
@@ -276,6 +282,9 @@ class CallRecorder(CallListener):
         self._conn: Conn | None = None
         self._unwaiting: Conn | None = None
         self._loop_writer: LoopWriter | None = None
+        # The writer thread replaces a broken loop writer (under _count_lock) until close.
+        self._reopening = True
+        self._reopen_after = 0.0
         if backend.kind == "postgresql":
             from toolbound.store.pg_loop import LoopWriter
             from toolbound.store.postgres import PostgresBackend
@@ -451,7 +460,9 @@ class CallRecorder(CallListener):
     def close(self) -> None:
         """Write everything queued and held (and the kept record, if it changed), then
         stop the thread (blocking: call it in a thread)."""
-        writer = self._loop_writer
+        with self._count_lock:
+            self._reopening = False
+            writer = self._loop_writer
         if writer is not None and not writer.loop_elsewhere():
             # No loop will take the answers in (it ended, or it is this thread's):
             # wait for them here, before the thread, which writes after them.
@@ -679,6 +690,8 @@ class CallRecorder(CallListener):
                     # Lost (a restarted server): the next batch connects again.
                     conn.close()
                     conn = self._conn = None
+                elif conn is not None and writes and not closing:
+                    self._reopen_loop_writer()
                 if closing:
                     return
         finally:
@@ -692,6 +705,29 @@ class CallRecorder(CallListener):
                 except queue.Empty:
                     break
             _settle(leftover)
+
+    def _reopen_loop_writer(self) -> None:
+        """In the writer thread, its own write just through: when the loop's connection
+        broke (a restarted server), open a new one, so short calls are sent from the
+        loop again instead of through this thread."""
+        broken = self._loop_writer
+        if broken is None or not broken.broken or time.monotonic() < self._reopen_after:
+            return
+        self._reopen_after = time.monotonic() + _REOPEN_EVERY_S
+        from toolbound.store.pg_loop import LoopWriter
+        from toolbound.store.postgres import PostgresBackend
+
+        assert isinstance(self.backend, PostgresBackend)
+        try:
+            writer = LoopWriter.open(self.backend)
+        except Exception:  # unreachable again: tried after a later write, a second on
+            return
+        with self._count_lock:
+            reopening = self._reopening
+            if reopening:
+                self._loop_writer = writer
+        # The broken one is watched by no loop any more (``LoopWriter._break``).
+        (broken if reopening else writer).close()
 
     def _idle_timeout(self, conn: Conn | None) -> float | None:
         """How long the thread waits for work before it closes its connection (None: no end)."""
