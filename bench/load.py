@@ -90,6 +90,8 @@ SHORT_COMMANDS = (
 GREPS = ("def ", "class \\w+Error", "import re", "TODO|XXX", "return None")
 GLOBS = ("**/*.py", "lib/email/**/*.py", "**/__init__.py", "lib/asyncio/*.py")
 MARK_ENV = "TOOLBOUND_LOAD_MARK"
+# The stream scenario's short Read (a window of this file).
+PROBE_PATH = "lib/json/__init__.py"
 
 
 # --- the workspace ---------------------------------------------------------------------
@@ -344,6 +346,26 @@ def result_rows(data_dir: Path, store: str | None) -> int:
     return int(row[0])
 
 
+def probe_times(data_dir: Path, store: str | None, n: int) -> list[tuple[float, float]]:
+    """The last ``n`` probe Reads' server-side times, in the order they began: when
+    the host started each call and when it had its result (both time.time, as the
+    recorder noted them; the recording's commit and the answer come after)."""
+    query = (
+        "SELECT c.started_at, e.created_at FROM tool_calls c JOIN tool_events e"
+        " ON e.call_id = c.id WHERE e.type = 'result' AND c.tool = 'Read'"
+        f" AND c.args LIKE '%{PROBE_PATH}%' ORDER BY c.started_at"
+    )
+    if store:
+        import psycopg
+
+        with psycopg.connect(store) as conn:
+            rows = conn.execute(query).fetchall()
+    else:
+        with contextlib.closing(sqlite3.connect(data_dir / "toolbound.db")) as conn:
+            rows = conn.execute(query).fetchall()
+    return [(float(a), float(b)) for a, b in rows[-n:]] if n else []
+
+
 # --- the scenarios ---------------------------------------------------------------------
 
 
@@ -482,6 +504,10 @@ class Waits:
     pg: list[float] = field(default_factory=list)
     others: list[float] = field(default_factory=list)  # the server's other threads
     began: list[float] = field(default_factory=list)
+    # Each probe's send and answer in wall-clock time (time.time), to set beside the
+    # server's own times for the call (its recorded start and result).
+    sent: list[float] = field(default_factory=list)
+    answered: list[float] = field(default_factory=list)
     t0: float = field(default_factory=time.perf_counter)
     began_after: float = 0.0  # when the first probe could begin (the streams running)
 
@@ -491,9 +517,11 @@ class Waits:
         backends = backends_of(postmaster)
         s0, c0, p0 = waited_ns(server_pid), waited_ns(me), backends_waited(backends)
         o0 = threads_waited(server_pid)
-        t0 = time.perf_counter()
+        w0, t0 = time.time(), time.perf_counter()
         await call()
         elapsed = time.perf_counter() - t0
+        self.sent.append(w0)
+        self.answered.append(time.time())
         self.server.append((waited_ns(server_pid) - s0) / 1e9)
         self.client.append((waited_ns(me) - c0) / 1e9)
         self.pg.append(grown_s(p0, backends_waited(backends)))
@@ -528,7 +556,7 @@ async def run_streams(
 
 async def run_stream(server: Server, per_stream: int, postmaster: int | None) -> StreamRun:
     """The probe's idle median, the streams alone, then the probe's Reads while they stream."""
-    read = {"path": "lib/json/__init__.py", "offset": 100, "limit": 20}
+    read = {"path": PROBE_PATH, "offset": 100, "limit": 20}
     tally = Tally()
     load_before = os.getloadavg()[0]
     async with session(server) as probe:
@@ -645,9 +673,58 @@ def stream(
         + ", ".join(f"{end:.2f}" for end in run.ends)
         + " s (since they started)"
     )
+    print_stages(run, slowest, probe_times(data_dir, store, len(run.idle) + len(run.busy)))
     print(f"  server peak RSS {server.peak_rss_kb / 1024:.0f} MiB; processes left {len(left)}")
     for line in left:
         print(f"    {line}")
+
+
+def print_stages(run: StreamRun, slowest: list[int], times: list[tuple[float, float]]) -> None:
+    """Where a Read's time went, by the server's own times for it: before the host
+    started the call (the request's way in: HTTP, the SDK's dispatch), the tool, and
+    after its result (recording it, the answer's way out, the client reading it)."""
+    if len(times) != len(run.idle) + len(run.busy):
+        print(f"  (the store holds {len(times)} probe Reads, not {len(run.idle) + len(run.busy)})")
+        return
+
+    def stages(waits: Waits, picked: list[tuple[float, float]]) -> list[tuple[float, ...]]:
+        return [
+            (start - sent, result - start, answered - result)
+            for sent, answered, (start, result) in zip(
+                waits.sent, waits.answered, picked, strict=True
+            )
+        ]
+
+    idle = stages(run.idle_waits, times[: len(run.idle)])
+    busy = stages(run.busy_waits, times[len(run.idle) :])
+    print(
+        "  where a Read's time went, by the server's times for it (ms): before the host"
+        " started it (HTTP, the SDK), the tool, after its result (recording, the answer)"
+    )
+    for name, rows in (
+        ("idle median", idle),
+        ("busy median", busy),
+        ("busy p99, each alone", busy),
+        ("busy max, each alone", busy),
+        ("busy slowest 1% mean", [busy[i] for i in slowest]),
+    ):
+        if name.endswith("median"):
+            shown = [statistics.median(row[k] for row in rows) for k in range(3)]
+        elif name.startswith("busy p99"):
+            shown = [pct([row[k] for row in rows], 0.99) for k in range(3)]
+        elif name.startswith("busy max"):
+            shown = [max(row[k] for row in rows) for k in range(3)]
+        else:
+            shown = [statistics.mean(row[k] for row in rows) for k in range(3)]
+        print(f"    {name:<22} " + " / ".join(f"{v * 1e3:6.2f}" for v in shown))
+    worst = sorted(slowest, key=run.busy.__getitem__)[-3:]
+    print(
+        "    the 3 slowest: "
+        + "; ".join(
+            " / ".join(f"{v * 1e3:.1f}" for v in busy[i]) + f" (at {run.busy_waits.began[i]:.2f} s)"
+            for i in worst
+        )
+    )
 
 
 def postmaster_of(pg: pgserver.PgServer) -> int | None:
