@@ -25,7 +25,13 @@ once every stream's writer runs. Where a Read's time went: how long the
 server's event loop thread, the client and PostgreSQL's processes waited for
 a CPU meanwhile (run queue, /proc schedstat), for the median and p99 and the
 slowest 1% (with the server's other threads: a reader holding the GIL while it
-waits for a CPU keeps the loop waiting too), and when the slowest began.
+waits for a CPU keeps the loop waiting too), and when the slowest began. By
+the server's own times for each Read (its recorded start and result): how
+long before the host started it (the request's way in), the tool, and after
+its result (recording it, the answer's way out, the client reading it). This
+client drives the streams' sessions too, so its own full collections of the
+cyclic GC (40-110 ms each) pause the probe whatever the server does: they are
+counted per Read, and the p99 without them is printed beside the real one.
 
 ``serve`` flags that pin the profile, the sandbox and the fit cap
 (``--profile exact --sandbox off --fit off``) are passed only where this
@@ -41,6 +47,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import os
 import random
 import re
@@ -90,6 +97,8 @@ SHORT_COMMANDS = (
 GREPS = ("def ", "class \\w+Error", "import re", "TODO|XXX", "return None")
 GLOBS = ("**/*.py", "lib/email/**/*.py", "**/__init__.py", "lib/asyncio/*.py")
 MARK_ENV = "TOOLBOUND_LOAD_MARK"
+# The stream scenario's short Read (a window of this file).
+PROBE_PATH = "lib/json/__init__.py"
 
 
 # --- the workspace ---------------------------------------------------------------------
@@ -344,6 +353,26 @@ def result_rows(data_dir: Path, store: str | None) -> int:
     return int(row[0])
 
 
+def probe_times(data_dir: Path, store: str | None, n: int) -> list[tuple[float, float]]:
+    """The last ``n`` probe Reads' server-side times, in the order they began: when
+    the host started each call and when it had its result (both time.time, as the
+    recorder noted them; the recording's commit and the answer come after)."""
+    query = (
+        "SELECT c.started_at, e.created_at FROM tool_calls c JOIN tool_events e"
+        " ON e.call_id = c.id WHERE e.type = 'result' AND c.tool = 'Read'"
+        f" AND c.args LIKE '%{PROBE_PATH}%' ORDER BY c.started_at"
+    )
+    if store:
+        import psycopg
+
+        with psycopg.connect(store) as conn:
+            rows = conn.execute(query).fetchall()
+    else:
+        with contextlib.closing(sqlite3.connect(data_dir / "toolbound.db")) as conn:
+            rows = conn.execute(query).fetchall()
+    return [(float(a), float(b)) for a, b in rows[-n:]] if n else []
+
+
 # --- the scenarios ---------------------------------------------------------------------
 
 
@@ -471,6 +500,31 @@ def backends_waited(backends: list[int]) -> dict[int, int]:
     return {pid: waited_ns(pid) for pid in backends}
 
 
+class Collections:
+    """This process's own full collections (the cyclic GC's generation 2): each one's
+    start and end (perf_counter). The client's collections pause every session it
+    drives, the probe's Read included, whatever the server does."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[float, float]] = []
+        self._start = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.spans.append((self._start, time.perf_counter()))
+
+    def within(self, t0: float, t1: float) -> float:
+        """Seconds of collections between ``t0`` and ``t1``."""
+        return sum(max(0.0, min(b, t1) - max(a, t0)) for a, b in self.spans)
+
+
+CLIENT_GC = Collections()
+
+
 @dataclass
 class Waits:
     """Per probe: how long the server's event loop thread, the client's and the
@@ -481,7 +535,12 @@ class Waits:
     client: list[float] = field(default_factory=list)
     pg: list[float] = field(default_factory=list)
     others: list[float] = field(default_factory=list)  # the server's other threads
+    client_gc: list[float] = field(default_factory=list)  # the client's own collections
     began: list[float] = field(default_factory=list)
+    # Each probe's send and answer in wall-clock time (time.time), to set beside the
+    # server's own times for the call (its recorded start and result).
+    sent: list[float] = field(default_factory=list)
+    answered: list[float] = field(default_factory=list)
     t0: float = field(default_factory=time.perf_counter)
     began_after: float = 0.0  # when the first probe could begin (the streams running)
 
@@ -491,13 +550,16 @@ class Waits:
         backends = backends_of(postmaster)
         s0, c0, p0 = waited_ns(server_pid), waited_ns(me), backends_waited(backends)
         o0 = threads_waited(server_pid)
-        t0 = time.perf_counter()
+        w0, t0 = time.time(), time.perf_counter()
         await call()
         elapsed = time.perf_counter() - t0
+        self.sent.append(w0)
+        self.answered.append(time.time())
         self.server.append((waited_ns(server_pid) - s0) / 1e9)
         self.client.append((waited_ns(me) - c0) / 1e9)
         self.pg.append(grown_s(p0, backends_waited(backends)))
         self.others.append(grown_s(o0, threads_waited(server_pid)))
+        self.client_gc.append(CLIENT_GC.within(t0, t0 + elapsed))
         self.began.append(t0 - self.t0)
         return elapsed
 
@@ -528,7 +590,7 @@ async def run_streams(
 
 async def run_stream(server: Server, per_stream: int, postmaster: int | None) -> StreamRun:
     """The probe's idle median, the streams alone, then the probe's Reads while they stream."""
-    read = {"path": "lib/json/__init__.py", "offset": 100, "limit": 20}
+    read = {"path": PROBE_PATH, "offset": 100, "limit": 20}
     tally = Tally()
     load_before = os.getloadavg()[0]
     async with session(server) as probe:
@@ -601,6 +663,17 @@ def stream(
         f" max {max(busy) * 1e3:.2f} ms ({len(busy)} Reads)"
     )
     print(f"  p99 / idle median     {ratio:8.2f}x  {verdict} (goal <= {GOAL_STREAM_RATIO:.0f}x)")
+    # The client (this process) drives the streams' sessions too, and its own full
+    # collections (40-110 ms each here) pause the probe whatever the server does: the
+    # p99 without them, beside the figure above (which keeps them).
+    own = [t - gc_s for t, gc_s in zip(busy, run.busy_waits.client_gc, strict=True)]
+    idle_own = statistics.median(
+        t - gc_s for t, gc_s in zip(run.idle, run.idle_waits.client_gc, strict=True)
+    )
+    print(
+        f"    without the client's own full collections ({len(CLIENT_GC.spans)} in the run):"
+        f" p99 {pct(own, 0.99) * 1e3:.2f} ms, {pct(own, 0.99) / idle_own:.2f}x"
+    )
     print(
         f"  the streams: alone (anchor) {total / run.alone_s / 1e9:.2f} GB/s in"
         f" {run.alone_s:.1f} s; under the probe {total / run.probed_s / 1e9:.2f} GB/s in"
@@ -629,6 +702,7 @@ def stream(
             ("client", waits.client),
             ("pg", waits.pg),
             ("others", waits.others),
+            ("client_gc", waits.client_gc),
         )
     }
     print(
@@ -636,7 +710,8 @@ def stream(
         f" {statistics.mean(busy[i] for i in slowest) * 1e3:.2f} ms, of which waiting for a"
         f" CPU: the loop {mean_ms['loop']:.2f} ms, the client {mean_ms['client']:.2f} ms"
         + (f", PostgreSQL's processes {mean_ms['pg']:.2f} ms" if postmaster else "")
-        + f"; the server's other threads (its readers) {mean_ms['others']:.2f} ms"
+        + f"; the server's other threads (its readers) {mean_ms['others']:.2f} ms;"
+        f" the client's own full collections {mean_ms['client_gc']:.2f} ms"
     )
     print(
         "    they began at "
@@ -645,9 +720,58 @@ def stream(
         + ", ".join(f"{end:.2f}" for end in run.ends)
         + " s (since they started)"
     )
+    print_stages(run, slowest, probe_times(data_dir, store, len(run.idle) + len(run.busy)))
     print(f"  server peak RSS {server.peak_rss_kb / 1024:.0f} MiB; processes left {len(left)}")
     for line in left:
         print(f"    {line}")
+
+
+def print_stages(run: StreamRun, slowest: list[int], times: list[tuple[float, float]]) -> None:
+    """Where a Read's time went, by the server's own times for it: before the host
+    started the call (the request's way in: HTTP, the SDK's dispatch), the tool, and
+    after its result (recording it, the answer's way out, the client reading it)."""
+    if len(times) != len(run.idle) + len(run.busy):
+        print(f"  (the store holds {len(times)} probe Reads, not {len(run.idle) + len(run.busy)})")
+        return
+
+    def stages(waits: Waits, picked: list[tuple[float, float]]) -> list[tuple[float, ...]]:
+        return [
+            (start - sent, result - start, answered - result)
+            for sent, answered, (start, result) in zip(
+                waits.sent, waits.answered, picked, strict=True
+            )
+        ]
+
+    idle = stages(run.idle_waits, times[: len(run.idle)])
+    busy = stages(run.busy_waits, times[len(run.idle) :])
+    print(
+        "  where a Read's time went, by the server's times for it (ms): before the host"
+        " started it (HTTP, the SDK), the tool, after its result (recording, the answer)"
+    )
+    for name, rows in (
+        ("idle median", idle),
+        ("busy median", busy),
+        ("busy p99, each alone", busy),
+        ("busy max, each alone", busy),
+        ("busy slowest 1% mean", [busy[i] for i in slowest]),
+    ):
+        if name.endswith("median"):
+            shown = [statistics.median(row[k] for row in rows) for k in range(3)]
+        elif name.startswith("busy p99"):
+            shown = [pct([row[k] for row in rows], 0.99) for k in range(3)]
+        elif name.startswith("busy max"):
+            shown = [max(row[k] for row in rows) for k in range(3)]
+        else:
+            shown = [statistics.mean(row[k] for row in rows) for k in range(3)]
+        print(f"    {name:<22} " + " / ".join(f"{v * 1e3:6.2f}" for v in shown))
+    worst = sorted(slowest, key=run.busy.__getitem__)[-3:]
+    print(
+        "    the 3 slowest: "
+        + "; ".join(
+            " / ".join(f"{v * 1e3:.1f}" for v in busy[i]) + f" (at {run.busy_waits.began[i]:.2f} s)"
+            for i in worst
+        )
+    )
 
 
 def postmaster_of(pg: pgserver.PgServer) -> int | None:
@@ -666,6 +790,7 @@ def main() -> None:
     parser.add_argument("--scenario", choices=["mix", "stream", "both"], default="both")
     parser.add_argument("--store", choices=["sqlite", "postgresql", "both"], default="both")
     args = parser.parse_args()
+    gc.callbacks.append(CLIENT_GC)
     if args.quick:
         args.sessions, args.duration, args.stream_bytes = 8, 10.0, 2**28
     print(f"serve flags pinned: {' '.join(serve_flags()) or '(none of them exist)'}")

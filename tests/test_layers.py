@@ -28,7 +28,10 @@ PACKAGE = Path(toolbound.__file__).parent
 # Leaf first. A module is placed by the longest entry that is its name or a
 # package above it (names relative to ``toolbound``; "" is the package itself).
 LAYERS: list[tuple[str, list[str]]] = [
-    ("values", ["limits", "fit", "linear_regex", "fsroot", "names", "gauge", "lazy", "busy"]),
+    (
+        "values",
+        ["limits", "fit", "linear_regex", "fsroot", "names", "gauge", "lazy", "busy", "heap"],
+    ),
     ("bounds", ["bounds"]),
     ("text", ["notices", "views", "model_text", "results", "arguments", "models", "listeners"]),
     ("files", ["paths", "scratch", "namespaces", "edit"]),

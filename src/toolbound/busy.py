@@ -147,8 +147,10 @@ def end() -> None:
 
 
 def alone() -> bool:
-    """Whether at most one piece of work, the caller's own, is running in this process."""
-    return _running[0] <= 1
+    """Whether at most one piece of work, the caller's own, is running in this process,
+    not counting calls whose output is a bulk stream: those give way to the caller
+    (they pause while it is young), as a job's bulk streams, never counted, do."""
+    return _running[0] - _bulk_works[0] <= 1
 
 
 def current() -> Work | None:

@@ -48,7 +48,7 @@ import anyio.abc
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
-from toolbound import __version__
+from toolbound import __version__, heap
 from toolbound.exec.sandbox import SandboxPolicy, describe
 from toolbound.fit import FitMode
 from toolbound.greeting import Opening, answers_discover, discover_result, instructions
@@ -411,6 +411,7 @@ async def serve_stdio(
                     read_stream, write_stream = spliced(
                         opening, read_stream, write_stream, relays, discovered=discovered
                     )
+                heap.freeze_startup()  # full collections then skip start-up's objects
                 await server.run(read_stream, write_stream, server.create_initialization_options())
             tg.cancel_scope.cancel()
 
@@ -514,6 +515,7 @@ async def _run_http(
         lifespan=lifespan,
         timeout_graceful_shutdown=HTTP_SHUTDOWN_GRACE_S,
     )
+    heap.freeze_startup()  # full collections then skip start-up's objects (toolbound.heap)
     for line in announce(bound_host, bound_port):
         _announce(line)
     try:

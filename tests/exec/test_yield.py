@@ -108,6 +108,40 @@ def test_work_that_is_not_a_call_is_not_waited_on(calls_only: YieldPolicy) -> No
         stream.stop()
 
 
+def test_a_call_streaming_in_bulk_leaves_another_call_alone_as_a_jobs_stream_does(
+    calls_only: YieldPolicy,
+) -> None:
+    """A short call may run on the event loop (``busy.alone``: a Read's choice) beside
+    calls whose output is a bulk stream, since those pause for it; beside any other
+    call, or a recorder's batch, it is not alone."""
+    streaming, short, batch = in_context(), in_context(), in_context()
+    streaming.run(busy.begin, call=True)
+    short.run(busy.begin, call=True)
+    stream = BulkStream(streaming.run(busy.current))
+    try:
+        assert not short.run(busy.alone)
+        stream.start()
+        assert short.run(busy.alone)
+        batch.run(busy.begin)
+        assert not short.run(busy.alone)
+        batch.run(busy.end)
+        assert short.run(busy.alone)
+        stream.stop()
+        assert not short.run(busy.alone)  # that call's output is no longer a bulk stream
+    finally:
+        stream.stop()
+        short.run(busy.end)
+        streaming.run(busy.end)
+    job = BulkStream(None)  # a job's stream: never counted
+    job.start()
+    try:
+        short.run(busy.begin, call=True)
+        assert short.run(busy.alone)
+    finally:
+        short.run(busy.end)
+        job.stop()
+
+
 def test_work_older_than_the_young_bound_is_not_waited_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(busy, "POLICY", YieldPolicy(young_s=0.0, nice=None, command_nice=None))
     stream = BulkStream(None)
