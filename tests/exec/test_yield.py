@@ -38,7 +38,7 @@ LINE = "0123456789"  # 11 bytes with its newline
 LIMITS = DEFAULT_LIMITS.replace(kill_grace_s=0.3)
 # A call held in flight stays young for the whole test: what makes a stream yield
 # is then the call alone, however slow the machine (no clock in the assertion).
-CALLS_ONLY = YieldPolicy(young_s=10 * WAIT_S, nice=None, command_nice=None)
+CALLS_ONLY = YieldPolicy(young_s=10 * WAIT_S, nice=None, command_nice=None, recent_s=None)
 
 
 @pytest.fixture
@@ -476,4 +476,53 @@ async def test_a_bulk_streams_command_tree_is_lowered_once_it_gave_way_and_never
         # The host's own group (its event loop, its readers) keeps its share.
         assert niceness.autogroup_of(os.getpid()) == own_group
     # The host itself was never lowered.
+    assert niceness.niceness_of(os.getpid()) == 0
+
+
+async def test_a_stream_turning_bulk_just_after_another_call_is_lowered_at_once_and_alone_never(
+    var_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no other call about, a bulk stream keeps its priority; one that turns bulk
+    just after another session's call ended has its command lowered at once, before
+    any pause (the next short call finds the CPUs given up already)."""
+    policy = dataclasses.replace(CALLS_ONLY, command_nice=10, recent_s=10 * WAIT_S)
+    monkeypatch.setattr(busy, "POLICY", policy)
+    monkeypatch.setattr(busy, "_last_call_end", [float("-inf")])  # no call before this test's
+    ws = var_tmp / "ws"
+    ws.mkdir()
+    async with (
+        ToolHost(ws, var_tmp / "data", "streaming", limits=LIMITS) as streaming,
+        ToolHost(ws, var_tmp / "data", "short", limits=LIMITS) as short,
+    ):
+        token = f"recent-{os.getpid()}"
+
+        def streaming_command(stop: str) -> str:
+            return (
+                f"tok=recent; bash -c 'sleep 600; :' \"$tok-{os.getpid()}\" & "
+                f"while [ ! -e {stop} ]; do yes {LINE} | head -c {4 * MB}; done; kill $!"
+            )
+
+        before = busy.stats().pauses
+        alone = asyncio.create_task(
+            streaming.call("Bash", {"command": streaming_command("stop-alone"), "timeout": 120})
+        )
+        await wait_for_async(lambda: busy.stats().bulk_streams >= 1, "the lone stream to be bulk")
+        member = await wait_for_async(lambda: marked_process(token), "the tree's marked member")
+        (ws / "stop-alone").touch()
+        assert (await asyncio.wait_for(alone, WAIT_S))["exitCode"] == 0
+        assert niceness.niceness_of(member) in (0, None)  # None: already gone
+        await wait_for_async(lambda: marked_process(token) is None, "the lone tree to end")
+
+        # Another session's call, ended: the next stream is lowered as it turns bulk.
+        await short.call("Glob", {"pattern": "*"})
+        stream = asyncio.create_task(
+            streaming.call("Bash", {"command": streaming_command("stop"), "timeout": 120})
+        )
+        member = await wait_for_async(lambda: marked_process(token), "the tree's marked member")
+        await wait_for_async(
+            lambda: niceness.niceness_of(member) == 10, "the member lowered to niceness 10"
+        )
+        assert busy.stats().pauses == before  # lowered before any pause: none was taken
+        (ws / "stop").touch()
+        assert (await asyncio.wait_for(stream, WAIT_S))["exitCode"] == 0
     assert niceness.niceness_of(os.getpid()) == 0
