@@ -26,6 +26,7 @@ Pieces:
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import itertools
 import os
@@ -36,6 +37,9 @@ import threading
 
 MARKER_VAR = "TOOLBOUND_CALL"
 _PR_SET_CHILD_SUBREAPER = 36
+# How long the host's exit waits for its guard to finish (its sweep takes at most
+# ten passes 50 ms apart).
+_GUARD_EXIT_WAIT_S = 2.0
 
 _lock = threading.Lock()
 _state: dict[str, object] = {}
@@ -134,3 +138,16 @@ def _start_guard(prefix: str) -> None:
     # The write end stays open (and non-inheritable) for the life of the host.
     _state["guard"] = (guard, write_end)
     _state["guard_pid"] = guard.pid
+    atexit.register(_end_guard, guard, write_end, os.getpid())
+
+
+def _end_guard(guard: subprocess.Popen[bytes], write_end: int, pid: int) -> None:
+    """At the host's normal exit: what its death would do, done now and waited for
+    (bounded), so the guard is reaped, not left running past the interpreter."""
+    if os.getpid() != pid:  # a forked child: the guard is its parent's
+        return
+    try:
+        os.close(write_end)
+        guard.wait(timeout=_GUARD_EXIT_WAIT_S)
+    except (OSError, subprocess.TimeoutExpired):
+        pass  # it goes on by itself: its pipe is closed
