@@ -335,22 +335,25 @@ async def agent(
 # --- the store -------------------------------------------------------------------------
 
 
+def store_rows(data_dir: Path, store: str | None, query: str) -> list[Any]:
+    """``query``'s rows, from the PostgreSQL ``store`` or else the data dir's SQLite file."""
+    if store:
+        import psycopg
+
+        with psycopg.connect(store) as conn:
+            return conn.execute(query).fetchall()
+    with contextlib.closing(sqlite3.connect(data_dir / "toolbound.db")) as conn:
+        return conn.execute(query).fetchall()
+
+
 def result_rows(data_dir: Path, store: str | None) -> int:
     """Tool calls (not a job's own) with their result recorded."""
     query = (
         "SELECT count(*) FROM tool_calls c JOIN tool_events e ON e.call_id = c.id"
         " WHERE e.type = 'result' AND c.tool_call_id NOT LIKE 'job\\_%' ESCAPE '\\'"
     )
-    if store:
-        import psycopg
-
-        with psycopg.connect(store) as conn:
-            row = conn.execute(query).fetchone()
-    else:
-        with contextlib.closing(sqlite3.connect(data_dir / "toolbound.db")) as conn:
-            row = conn.execute(query).fetchone()
-    assert row is not None
-    return int(row[0])
+    ((count,),) = store_rows(data_dir, store, query)
+    return int(count)
 
 
 def probe_times(data_dir: Path, store: str | None, n: int) -> list[tuple[float, float]]:
@@ -362,14 +365,7 @@ def probe_times(data_dir: Path, store: str | None, n: int) -> list[tuple[float, 
         " ON e.call_id = c.id WHERE e.type = 'result' AND c.tool = 'Read'"
         f" AND c.args LIKE '%{PROBE_PATH}%' ORDER BY c.started_at"
     )
-    if store:
-        import psycopg
-
-        with psycopg.connect(store) as conn:
-            rows = conn.execute(query).fetchall()
-    else:
-        with contextlib.closing(sqlite3.connect(data_dir / "toolbound.db")) as conn:
-            rows = conn.execute(query).fetchall()
+    rows = store_rows(data_dir, store, query)
     return [(float(a), float(b)) for a, b in rows[-n:]] if n else []
 
 

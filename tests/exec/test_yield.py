@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -324,6 +324,24 @@ def reader_threads(nice: int) -> list[int]:
 # --- a bulk stream's command tree, lowered once it gave way (exec.niceness) --------------
 
 
+async def a_lone_stream_keeps_its_priority(
+    host: ToolHost, streaming_command: Callable[[str], str], token: str
+) -> None:
+    """Alone (no other call about), ``streaming_command(stop)`` (printing in bulk until
+    the file ``stop`` exists, with a member marked ``token``) never gives way, so its
+    tree keeps its priority."""
+    before = busy.stats().pauses
+    command = streaming_command("stop-alone")
+    alone = asyncio.create_task(host.call("Bash", {"command": command, "timeout": 120}))
+    await wait_for_async(lambda: busy.stats().bulk_streams >= 1, "the lone stream to be bulk")
+    member = await wait_for_async(lambda: marked_process(token), "the tree's marked member")
+    (host.workspace / "stop-alone").touch()
+    assert (await asyncio.wait_for(alone, WAIT_S))["exitCode"] == 0
+    assert busy.stats().pauses == before
+    assert niceness.niceness_of(member) in (0, None)  # None: already gone
+    await wait_for_async(lambda: marked_process(token) is None, "the lone tree to end")
+
+
 def marked_process(token: str) -> int | None:
     """The host PID of the process whose command line carries ``token`` (a sandboxed
     one too: the host sees every PID namespace's processes)."""
@@ -435,18 +453,8 @@ async def test_a_bulk_streams_command_tree_is_lowered_once_it_gave_way_and_never
                 f"while [ ! -e {stop} ]; do yes {LINE} | head -c {4 * MB}; done; kill $!"
             )
 
-        # Alone: bulk, never gave way, so the tree keeps its priority.
         before = busy.stats().pauses
-        alone = asyncio.create_task(
-            streaming.call("Bash", {"command": streaming_command("stop-alone"), "timeout": 120})
-        )
-        await wait_for_async(lambda: busy.stats().bulk_streams >= 1, "the lone stream to be bulk")
-        member = await wait_for_async(lambda: marked_process(token), "the tree's marked member")
-        (ws / "stop-alone").touch()
-        assert (await asyncio.wait_for(alone, WAIT_S))["exitCode"] == 0
-        assert busy.stats().pauses == before
-        assert niceness.niceness_of(member) in (0, None)  # None: already gone
-        await wait_for_async(lambda: marked_process(token) is None, "the lone tree to end")
+        await a_lone_stream_keeps_its_priority(streaming, streaming_command, token)
 
         # Giving way to another session's call in flight: the whole tree is lowered.
         held = asyncio.create_task(
@@ -503,15 +511,7 @@ async def test_a_stream_turning_bulk_just_after_another_call_is_lowered_at_once_
             )
 
         before = busy.stats().pauses
-        alone = asyncio.create_task(
-            streaming.call("Bash", {"command": streaming_command("stop-alone"), "timeout": 120})
-        )
-        await wait_for_async(lambda: busy.stats().bulk_streams >= 1, "the lone stream to be bulk")
-        member = await wait_for_async(lambda: marked_process(token), "the tree's marked member")
-        (ws / "stop-alone").touch()
-        assert (await asyncio.wait_for(alone, WAIT_S))["exitCode"] == 0
-        assert niceness.niceness_of(member) in (0, None)  # None: already gone
-        await wait_for_async(lambda: marked_process(token) is None, "the lone tree to end")
+        await a_lone_stream_keeps_its_priority(streaming, streaming_command, token)
 
         # Another session's call, ended: the next stream is lowered as it turns bulk.
         await short.call("Glob", {"pattern": "*"})
