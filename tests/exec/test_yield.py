@@ -324,6 +324,20 @@ def reader_threads(nice: int) -> list[int]:
 # --- a bulk stream's command tree, lowered once it gave way (exec.niceness) --------------
 
 
+def marked_stream(name: str, unique: str) -> tuple[str, Callable[[str], str]]:
+    """A member's token, and a command printing in bulk until its file ``stop`` exists
+    that starts that member first (found by its command line, which alone shows the
+    token whole)."""
+
+    def command(stop: str) -> str:
+        return (
+            f"tok={name}; bash -c 'sleep 600; :' \"$tok-{unique}\" & "
+            f"while [ ! -e {stop} ]; do yes {LINE} | head -c {4 * MB}; done; kill $!"
+        )
+
+    return f"{name}-{unique}", command
+
+
 async def a_lone_stream_keeps_its_priority(
     host: ToolHost, streaming_command: Callable[[str], str], token: str
 ) -> None:
@@ -444,14 +458,7 @@ async def test_a_bulk_streams_command_tree_is_lowered_once_it_gave_way_and_never
     ):
         # A member started before any lowering, found by its command line (only its
         # own shows the token whole): the walk must reach it, however the tree was spawned.
-        unique = f"{os.getpid()}-{sandbox}"
-        token = f"member-{unique}"
-
-        def streaming_command(stop: str) -> str:
-            return (
-                f"tok=member; bash -c 'sleep 600; :' \"$tok-{unique}\" & "
-                f"while [ ! -e {stop} ]; do yes {LINE} | head -c {4 * MB}; done; kill $!"
-            )
+        token, streaming_command = marked_stream("member", f"{os.getpid()}-{sandbox}")
 
         before = busy.stats().pauses
         await a_lone_stream_keeps_its_priority(streaming, streaming_command, token)
@@ -502,13 +509,7 @@ async def test_a_stream_turning_bulk_just_after_another_call_is_lowered_at_once_
         ToolHost(ws, var_tmp / "data", "streaming", limits=LIMITS) as streaming,
         ToolHost(ws, var_tmp / "data", "short", limits=LIMITS) as short,
     ):
-        token = f"recent-{os.getpid()}"
-
-        def streaming_command(stop: str) -> str:
-            return (
-                f"tok=recent; bash -c 'sleep 600; :' \"$tok-{os.getpid()}\" & "
-                f"while [ ! -e {stop} ]; do yes {LINE} | head -c {4 * MB}; done; kill $!"
-            )
+        token, streaming_command = marked_stream("recent", str(os.getpid()))
 
         before = busy.stats().pauses
         await a_lone_stream_keeps_its_priority(streaming, streaming_command, token)
