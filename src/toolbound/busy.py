@@ -36,8 +36,9 @@ things make such a stream give way (:class:`BulkStream`, the policy a value:
   compilers) are the user's processes, at normal priority, and took most of
   the CPUs the short call waited for. Lowering only the reader thread left
   the loop's and the client's median wait for a CPU at about 3 ms a Read.
-- A stream that becomes bulk while this process serves other calls (one
-  runs, or one ended less than ``recent_s`` ago: another agent at work) has
+- A stream that becomes bulk while this process serves other sessions' calls
+  (one runs, or one ended less than ``recent_s`` ago: another agent at work;
+  its own session's calls do not count, nor does the call it is) has
   its command lowered at once, not at its first pause: the next short call
   then finds the CPUs already given up, from its request's arrival on, which
   its first pause comes too late for (the slowest Reads in bench/load.py
@@ -46,7 +47,7 @@ things make such a stream give way (:class:`BulkStream`, the policy a value:
   alternated pairs, at load 4-6: the short Read's p99 over its idle median
   2.86-3.91x against 2.95-4.80x on SQLite, 2.51-3.49x against 3.18-4.09x on
   PostgreSQL (5 pairs of 6 better); the streams alone ran as fast.
-- A stream that never had to give way, with no other call about, keeps its
+- A stream that never had to give way, with no other session's call about, keeps its
   priority (its reader's and its command's), so a lone stream, a build
   alone, keeps its speed however busy the rest of the machine is.
 
@@ -55,6 +56,7 @@ Pieces:
     begin, end   a call or other work starts, ends (any thread; ``end`` in begin's context)
     alone        whether at most one (the caller's own) is running
     current      the work begun in this context (a tool call's, inside its task), if any
+    owner        whose work this context runs (a session's id), if any
     YieldPolicy  how bulk streams give way; ``POLICY`` is the one in force
     BulkStream   a reader's part: mark its call, yield to young calls, lower its thread
                  and (``give_way``) its command's tree
@@ -83,9 +85,9 @@ class YieldPolicy:
     ``command_nice``: the niceness of the stream's command tree (its threads and its
     autogroup, ``exec.niceness``) from its first pause on, never raised back (None:
     unchanged).
-    ``recent_s``: a stream that becomes bulk while another call runs, or less than
-    this long after one ended, lowers its command tree at once (None: only at its
-    first pause).
+    ``recent_s``: a stream that becomes bulk while another session's call runs, or
+    less than this long after one ended, lowers its command tree at once (None:
+    only at its first pause).
 
     Why 19 for the command too (bench/load.py ``--scenario stream``, SQLite, three
     alternated rounds each, 2 cores shared with other work): the short Read's p90
@@ -115,6 +117,8 @@ class Work:
 
     started: float
     call: bool
+    # Whose work it is (a host's session id): another owner's calls are "others".
+    owner: str | None = None
     bulk: int = 0
     # Whether any of its readers was ever a bulk stream.
     streamed: bool = False
@@ -130,16 +134,19 @@ _running = [0]
 _bulk_works = [0]
 _bulk_streams = [0]
 _pauses = [0]
-# When the last tool call that was not a bulk stream's ended (time.monotonic()).
-_last_call_end = [float("-inf")]
+# When the last tool calls that were not a bulk stream's ended (time.monotonic()),
+# newest first, for the two owners that ended one last: enough to tell whether
+# an owner other than any given one ended one lately.
+_last_ends: list[tuple[str | None, float]] = []
 _current: ContextVar[Work | None] = ContextVar("toolbound_busy_work", default=None)
 
 
-def begin(*, call: bool = False) -> None:
+def begin(*, call: bool = False, owner: str | None = None) -> None:
     """One piece of work starts (it is this context's :func:`current` until it ends):
     a tool call (``call``: bulk streams yield to it while it is young) or other work
-    (a recorder's batch: counted for :func:`alone` only)."""
-    work = Work(time.monotonic(), call)
+    (a recorder's batch: counted for :func:`alone` only); ``owner`` names whose
+    (a session's id)."""
+    work = Work(time.monotonic(), call, owner)
     with _changed:
         if call:
             _works.add(work)
@@ -158,7 +165,8 @@ def end() -> None:
         if work.call:
             _works.discard(work)
             if not work.streamed:
-                _last_call_end[0] = time.monotonic()
+                ends = [(o, t) for o, t in _last_ends if o != work.owner]
+                _last_ends[:] = [(work.owner, time.monotonic()), *ends[:1]]
         _running[0] -= 1
         work.ended = True
         if work.bulk:
@@ -171,6 +179,12 @@ def alone() -> bool:
     not counting calls whose output is a bulk stream: those give way to the caller
     (they pause while it is young), as a job's bulk streams, never counted, do."""
     return _running[0] - _bulk_works[0] <= 1
+
+
+def owner() -> str | None:
+    """Whose work this context runs (its tool call's owner), if any."""
+    work = _current.get()
+    return work.owner if work is not None else None
 
 
 def current() -> Work | None:
@@ -191,14 +205,15 @@ def stats() -> Stats:
     return Stats(pauses=_pauses[0], bulk_streams=_bulk_streams[0])
 
 
-def _others_about(now: float, work: Work | None, recent_s: float | None) -> bool:
-    """Whether a call other than ``work`` and not a bulk stream's runs, or one ended less
-    than ``recent_s`` ago (under ``_changed``); False when ``recent_s`` is None."""
+def _others_about(now: float, owner: str | None, recent_s: float | None) -> bool:
+    """Whether a call of an owner other than ``owner`` and not a bulk stream's runs, or
+    one ended less than ``recent_s`` ago (under ``_changed``); False when ``recent_s``
+    is None."""
     if recent_s is None:
         return False
-    if now - _last_call_end[0] < recent_s:
+    if any(o != owner and now - t < recent_s for o, t in _last_ends):
         return True
-    return any(w is not work and not w.bulk for w in _works)
+    return any(w.owner != owner and not w.bulk for w in _works)
 
 
 def _young_other_work(now: float, young_s: float) -> bool:
@@ -228,8 +243,16 @@ class BulkStream:
     reader's owner lowers the stream's command tree with it.
     """
 
-    def __init__(self, work: Work | None, *, give_way: Callable[[int], None] | None = None) -> None:
+    def __init__(
+        self,
+        work: Work | None,
+        *,
+        owner: str | None = None,
+        give_way: Callable[[int], None] | None = None,
+    ) -> None:
         self._work = work
+        # Whose stream it is: its call's owner, else (a job's) the given one.
+        self._owner = work.owner if work is not None else owner
         self._give_way = give_way
         self._policy = POLICY
         self._niceness: int | None = None
@@ -245,7 +268,7 @@ class BulkStream:
         work = self._work
         with _changed:
             _bulk_streams[0] += 1
-            others = _others_about(time.monotonic(), work, self._policy.recent_s)
+            others = _others_about(time.monotonic(), self._owner, self._policy.recent_s)
             if work is not None and not work.ended:
                 work.streamed = True
                 work.bulk += 1

@@ -298,7 +298,7 @@ class ToolHost:
         self._calls[ctx.tool_call_id] = ctx
         # The call is work that bulk streams give way to (``busy``) until it is
         # recorded too: a PostgreSQL store's backend then gets the CPU for it.
-        busy.begin(call=True)
+        busy.begin(call=True, owner=self.session_id)
         try:
             try:
                 result = await run_tool(call.tool, call.args, ctx)

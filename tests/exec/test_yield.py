@@ -327,12 +327,14 @@ def reader_threads(nice: int) -> list[int]:
 def marked_stream(name: str, unique: str) -> tuple[str, Callable[[str], str]]:
     """A member's token, and a command printing in bulk until its file ``stop`` exists
     that starts that member first (found by its command line, which alone shows the
-    token whole)."""
+    token whole); after each 4 MB it printed it touches ``stop.round`` (its reader
+    has then read far past its capture ceiling)."""
 
     def command(stop: str) -> str:
         return (
             f"tok={name}; bash -c 'sleep 600; :' \"$tok-{unique}\" & "
-            f"while [ ! -e {stop} ]; do yes {LINE} | head -c {4 * MB}; done; kill $!"
+            f"while [ ! -e {stop} ]; do yes {LINE} | head -c {4 * MB}; touch {stop}.round; "
+            "done; kill $!"
         )
 
     return f"{name}-{unique}", command
@@ -347,12 +349,14 @@ async def a_lone_stream_keeps_its_priority(
     before = busy.stats().pauses
     command = streaming_command("stop-alone")
     alone = asyncio.create_task(host.call("Bash", {"command": command, "timeout": 120}))
-    await wait_for_async(lambda: busy.stats().bulk_streams >= 1, "the lone stream to be bulk")
     member = await wait_for_async(lambda: marked_process(token), "the tree's marked member")
+    # 4 MB read: the reader turned bulk (at its 512 KB ceiling) well before, and any
+    # lowering at that turn was done before its next read.
+    await wait_for_async(lambda: (host.workspace / "stop-alone.round").exists(), "4 MB read")
+    assert niceness.niceness_of(member) == 0
     (host.workspace / "stop-alone").touch()
     assert (await asyncio.wait_for(alone, WAIT_S))["exitCode"] == 0
     assert busy.stats().pauses == before
-    assert niceness.niceness_of(member) in (0, None)  # None: already gone
     await wait_for_async(lambda: marked_process(token) is None, "the lone tree to end")
 
 
@@ -497,12 +501,13 @@ async def test_a_bulk_streams_command_tree_is_lowered_once_it_gave_way_and_never
 async def test_a_stream_turning_bulk_just_after_another_call_is_lowered_at_once_and_alone_never(
     var_tmp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With no other call about, a bulk stream keeps its priority; one that turns bulk
-    just after another session's call ended has its command lowered at once, before
-    any pause (the next short call finds the CPUs given up already)."""
+    """With no other session's call about (its own session's just before), a bulk
+    stream keeps its priority; one that turns bulk just after another session's call
+    ended has its command lowered at once, before any pause (the next short call
+    finds the CPUs given up already)."""
     policy = dataclasses.replace(CALLS_ONLY, command_nice=10, recent_s=10 * WAIT_S)
     monkeypatch.setattr(busy, "POLICY", policy)
-    monkeypatch.setattr(busy, "_last_call_end", [float("-inf")])  # no call before this test's
+    monkeypatch.setattr(busy, "_last_ends", [])  # no call before this test's
     ws = var_tmp / "ws"
     ws.mkdir()
     async with (
@@ -511,6 +516,8 @@ async def test_a_stream_turning_bulk_just_after_another_call_is_lowered_at_once_
     ):
         token, streaming_command = marked_stream("recent", str(os.getpid()))
 
+        # Its own session's call just before does not count: still alone.
+        await streaming.call("Glob", {"pattern": "*"})
         before = busy.stats().pauses
         await a_lone_stream_keeps_its_priority(streaming, streaming_command, token)
 

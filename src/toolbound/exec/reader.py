@@ -178,6 +178,7 @@ class StreamReader:
         on_done: Callable[[], None],
         on_read: Callable[[], None] | None = None,
         work: Work | None = None,
+        owner: str | None = None,
         give_way: Callable[[int], None] | None = None,
     ) -> None:
         self._fd = fd
@@ -195,7 +196,7 @@ class StreamReader:
         self._stop_fd = stop.fd
         self._on_done = on_done
         self._on_read = on_read
-        self._bulk = BulkStream(work, give_way=give_way)
+        self._bulk = BulkStream(work, owner=owner, give_way=give_way)
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._pending: list[str] = []
         self._pending_bytes = 0

@@ -238,6 +238,7 @@ def read_streams(
     default niceness (its threads' niceness it inherits)."""
     loop = asyncio.get_running_loop()
     work = busy.current() if of_call else None
+    owner = busy.owner()  # a job's streams too: the session that started it
     done = asyncio.Event()
     remaining = [2]
     lock = threading.Lock()
@@ -281,6 +282,7 @@ def read_streams(
             on_done=ended,
             on_read=on_read,
             work=work,
+            owner=owner,
             give_way=give_way,
         )
 
